@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Exit statuses of the client's own failures (a command's status passes through sandbox exec). */
+#define CLIENT_EXIT_USAGE 2
+
+int sandbox_exec_main(int argc, char **argv);
+
+/* Runs argv (argv[0] an absolute path) with an environment of env, its standard streams connected to
+ * socket pairs that are pumped from in_fd and to standard output and error. Returns the child's exit
+ * status (128+N for signal N) or -errno. */
+int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status);

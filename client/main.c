@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job: the unprivileged client. */
+#include <stdio.h>
+#include <string.h>
+
+#include "build-config.h"
+#include "client.h"
+
+static void usage(FILE *f)
+{
+        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
+              "       agentic-job --help | --version\n"
+              "See agentic-job(1).\n",
+              f);
+}
+
+int main(int argc, char **argv)
+{
+        if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+                usage(stdout);
+                return 0;
+        }
+        if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+                printf("agentic-job %s\n", PACKAGE_VERSION);
+                return 0;
+        }
+        if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "exec") == 0)
+                return sandbox_exec_main(argc - 2, argv + 2);
+        if (argc >= 2 && strcmp(argv[1], "helper") == 0) {
+                fprintf(stderr, "agentic-job: the helper is %s, reached through sudo\n", HELPER_PATH);
+                return CLIENT_EXIT_USAGE;
+        }
+        fprintf(stderr, "agentic-job: %s%s%s\n", argc < 2 ? "missing command" : "unknown command: ",
+                argc < 2 ? "" : argv[1], argc >= 3 && strcmp(argv[1], "sandbox") == 0 ? " (sandbox: exec)" : "");
+        usage(stderr);
+        return CLIENT_EXIT_USAGE;
+}

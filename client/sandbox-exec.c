@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...
+ * One command as the sandbox user, through the helper: what a workflow step uses as its shell. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "client.h"
+#include "config.h"
+#include "macro.h"
+
+#define SUDO_PATH "/usr/bin/sudo"
+
+static int usage_error(const char *what, const char *arg)
+{
+        fprintf(stderr, "agentic-job sandbox exec: %s%s\n", what, arg);
+        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n", stderr);
+        return CLIENT_EXIT_USAGE;
+}
+
+int sandbox_exec_main(int argc, char **argv)
+{
+        _cleanup_(config_freep) Config *config = NULL;
+        _cleanup_free_ char *home = NULL;
+        _cleanup_free_ char **line = NULL;
+        _cleanup_close_ int in_fd = -EBADF;
+        const char *dir = NULL, *stdin_file = NULL;
+        char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+        AjError e = { 0 };
+        struct passwd *pw;
+        int i, r, status;
+
+        for (i = 1; i < argc; i++) {
+                const char **slot = strcmp(argv[i], "--chdir") == 0   ? &dir
+                                    : strcmp(argv[i], "--stdin") == 0 ? &stdin_file
+                                                                      : NULL;
+                if (strcmp(argv[i], "--") == 0)
+                        break;
+                if (!slot)
+                        return usage_error("unknown option ", argv[i]);
+                if (*slot)
+                        return usage_error("given twice: ", argv[i]);
+                if (i + 1 >= argc)
+                        return usage_error("needs a value: ", argv[i]);
+                *slot = argv[++i];
+        }
+        if (i >= argc)
+                return usage_error("missing '--' before the command", "");
+        if (i + 1 >= argc)
+                return usage_error("missing the command after '--'", "");
+
+        r = config_load(CONFIG_PATH, &config, &e);
+        if (r < 0) {
+                fprintf(stderr, "agentic-job sandbox exec: %s\n", e.message);
+                return CLIENT_EXIT_USAGE;
+        }
+        if (!dir) {
+                pw = getpwnam(config->sandbox_user);
+                if (!pw) {
+                        fprintf(stderr, "agentic-job sandbox exec: sandbox user %s does not exist\n",
+                                config->sandbox_user);
+                        return CLIENT_EXIT_USAGE;
+                }
+                home = strdup(pw->pw_dir);
+                if (!home)
+                        return CLIENT_EXIT_USAGE;
+                dir = home;
+        }
+        if (stdin_file) {
+                in_fd = open(stdin_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (in_fd < 0) {
+                        fprintf(stderr, "agentic-job sandbox exec: --stdin %s: %s\n", stdin_file,
+                                strerror(errno));
+                        return CLIENT_EXIT_USAGE;
+                }
+        }
+
+        /* sudo -n -- HELPER helper enter --chdir DIR -- CMD... */
+        line = calloc((size_t)(argc - i) + 9, sizeof(char *));
+        if (!line)
+                return CLIENT_EXIT_USAGE;
+        size_t n = 0;
+        line[n++] = (char *)SUDO_PATH;
+        line[n++] = (char *)"-n";
+        line[n++] = (char *)"--";
+        line[n++] = (char *)HELPER_PATH;
+        line[n++] = (char *)"helper";
+        line[n++] = (char *)"enter";
+        line[n++] = (char *)"--chdir";
+        line[n++] = (char *)dir;
+        for (int j = i; j < argc; j++)
+                line[n++] = argv[j];
+
+        r = spawn_pumped(line, env, in_fd >= 0 ? in_fd : STDIN_FILENO, &status);
+        if (r < 0) {
+                fprintf(stderr, "agentic-job sandbox exec: cannot run %s: %s\n", SUDO_PATH, strerror(-r));
+                return CLIENT_EXIT_USAGE;
+        }
+        return status;
+}

@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: MIT */
+/* The configuration: TOML (toml.c) read into a Config, every key checked against its rule. Each table has
+ * a list of its keys and their parsers; a key or table not in the lists is an error, and so is a value of
+ * the wrong type. Messages begin with the table and key they are about: "[sandbox] user: ...". */
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "read-file.h"
+#include "toml.h"
+
+#define NAME_RULE     "^[a-z_][a-z0-9_-]{0,31}$"
+#define ENV_NAME_RULE "^[A-Za-z_][A-Za-z0-9_]*$"
+#define ENV_FORBIDDEN_PREFIX "ACTIONS_"
+
+/* Room for one quoted name or value in a message. */
+#define QUOTE_MAX 96
+
+/* Membership in any of these is root by another name. */
+static const char *const root_equivalent_groups[] = {
+        "root",  "wheel", "sudo",  "admin", "adm", "disk",    "shadow",          "docker",
+        "podman", "lxd", "incus", "incus-admin", "libvirt", "systemd-journal",
+};
+
+static const char *const enter_backend_names[] = {
+        [ENTER_AUTO] = "auto",
+        [ENTER_RUN0] = "run0",
+        [ENTER_SYSTEMD_RUN] = "systemd-run",
+        [ENTER_DIRECT] = "direct",
+};
+
+/* ---- The rules ---- */
+
+static bool is_lower(char c)
+{
+        return c >= 'a' && c <= 'z';
+}
+
+static bool is_upper(char c)
+{
+        return c >= 'A' && c <= 'Z';
+}
+
+static bool is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+bool user_name_valid(const char *s)
+{
+        size_t n;
+
+        if (!s || !(is_lower(s[0]) || s[0] == '_'))
+                return false;
+        for (n = 1; s[n]; n++)
+                if (!(is_lower(s[n]) || is_digit(s[n]) || s[n] == '_' || s[n] == '-'))
+                        return false;
+        return n <= 32;
+}
+
+bool group_name_valid(const char *s)
+{
+        return user_name_valid(s);
+}
+
+bool group_is_root_equivalent(const char *s)
+{
+        assert(s);
+
+        for (size_t i = 0; i < ELEMENTSOF(root_equivalent_groups); i++)
+                if (strcmp(s, root_equivalent_groups[i]) == 0)
+                        return true;
+        return false;
+}
+
+static bool env_name_syntax_valid(const char *s)
+{
+        if (!s || !(is_upper(s[0]) || is_lower(s[0]) || s[0] == '_'))
+                return false;
+        for (size_t i = 1; s[i]; i++)
+                if (!(is_upper(s[i]) || is_lower(s[i]) || is_digit(s[i]) || s[i] == '_'))
+                        return false;
+        return true;
+}
+
+static bool env_name_forbidden(const char *s)
+{
+        return strncmp(s, ENV_FORBIDDEN_PREFIX, strlen(ENV_FORBIDDEN_PREFIX)) == 0;
+}
+
+bool env_name_valid(const char *s)
+{
+        return env_name_syntax_valid(s) && !env_name_forbidden(s);
+}
+
+bool env_value_valid(const char *s)
+{
+        return s && !strpbrk(s, "\n\r");
+}
+
+bool path_is_plain_absolute(const char *s)
+{
+        if (!s || s[0] != '/')
+                return false;
+        if (s[1] == '\0')
+                return true;
+        for (const char *c = s + 1;;) {
+                size_t n = strcspn(c, "/");
+
+                if (n == 0) /* "//" or a trailing "/" */
+                        return false;
+                if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+                        return false;
+                if (c[n] == '\0')
+                        return true;
+                c += n + 1;
+        }
+}
+
+bool unit_name_valid(const char *s)
+{
+        if (!s || s[0] == '-' || !strchr(s, '.'))
+                return false;
+        for (const char *c = s; *c; c++)
+                if ((unsigned char)*c <= ' ' || *c == 0x7f)
+                        return false;
+        return true;
+}
+
+static bool has_control_character(const char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < ' ' || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+const char *enter_backend_to_string(EnterBackend b)
+{
+        assert((size_t)b < ELEMENTSOF(enter_backend_names));
+        return enter_backend_names[b];
+}
+
+/* ---- Messages ---- */
+
+/* Where a key or value is, in the file. */
+typedef struct Place {
+        unsigned line, column;
+} Place;
+
+static Place value_place(const TomlValue *v)
+{
+        return (Place){ toml_line(v), toml_column(v) };
+}
+
+static Place key_place(const TomlValue *table, size_t i)
+{
+        return (Place){ toml_table_key_line(table, i), toml_table_key_column(table, i) };
+}
+
+/* A key being parsed: which table it is in, its name, its value. */
+typedef struct Field {
+        const char *table;
+        const char *key;
+        const TomlValue *value;
+} Field;
+
+/* "[table] key: DETAIL", at the given place. */
+static int field_error(AjError *e, const Field *f, Place at, const char *fmt, ...) _printf_(4, 5);
+static int field_error(AjError *e, const Field *f, Place at, const char *fmt, ...)
+{
+        char detail[sizeof(e->message)];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void)vsnprintf(detail, sizeof(detail), fmt, ap);
+        va_end(ap);
+        return aj_error(e, EINVAL, at.line, at.column, "[%s] %s: %s", f->table, f->key, detail);
+}
+
+static const char *quote(const char *s, char buf[static QUOTE_MAX])
+{
+        return toml_escape(s, buf, QUOTE_MAX);
+}
+
+/* Levenshtein distance, for "did you mean"; short strings only. */
+static size_t edit_distance(const char *a, const char *b)
+{
+        size_t na = strlen(a), nb = strlen(b), row[65];
+
+        if (na > 64 || nb > 64)
+                return SIZE_MAX;
+        for (size_t j = 0; j <= nb; j++)
+                row[j] = j;
+        for (size_t i = 1; i <= na; i++) {
+                size_t diagonal = row[0];
+
+                row[0] = i;
+                for (size_t j = 1; j <= nb; j++) {
+                        size_t above = row[j];
+                        size_t best = diagonal + (a[i - 1] != b[j - 1]);
+
+                        if (row[j] + 1 < best)
+                                best = row[j] + 1;
+                        if (row[j - 1] + 1 < best)
+                                best = row[j - 1] + 1;
+                        row[j] = best;
+                        diagonal = above;
+                }
+        }
+        return row[nb];
+}
+
+/* ---- Values of each type ---- */
+
+static int expect_type(AjError *e, const Field *f, TomlType type)
+{
+        if (toml_type(f->value) == type)
+                return 0;
+        return field_error(e, f, value_place(f->value), "expected %s, found %s", toml_type_description(type),
+                           toml_type_description(toml_type(f->value)));
+}
+
+static int parse_string(AjError *e, const Field *f, char **target)
+{
+        char *s;
+        int r;
+
+        r = expect_type(e, f, TOML_STRING);
+        if (r < 0)
+                return r;
+        s = strdup(toml_string(f->value));
+        if (!s)
+                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        free(*target);
+        *target = s;
+        return 0;
+}
+
+static int parse_boolean(AjError *e, const Field *f, bool *target)
+{
+        int r;
+
+        r = expect_type(e, f, TOML_BOOLEAN);
+        if (r < 0)
+                return r;
+        *target = toml_boolean(f->value);
+        return 0;
+}
+
+/* Checks one element of a list; returns 0 or an error. */
+typedef int (*ElementCheck)(AjError *e, const Field *f, const TomlValue *item, char *const *earlier);
+
+static int parse_string_list(AjError *e, const Field *f, ElementCheck check, char ***target)
+{
+        _cleanup_strv_free_ char **v = NULL;
+        size_t n;
+
+        if (toml_type(f->value) != TOML_ARRAY)
+                return field_error(e, f, value_place(f->value), "expected an array of strings, found %s",
+                                   toml_type_description(toml_type(f->value)));
+
+        n = toml_array_length(f->value);
+        v = calloc(n + 1, sizeof(char *));
+        if (!v)
+                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const TomlValue *item = toml_array_get(f->value, i);
+                int r;
+
+                if (toml_type(item) != TOML_STRING)
+                        return field_error(e, f, value_place(item),
+                                           "expected an array of strings, found %s in the array",
+                                           toml_type_description(toml_type(item)));
+                r = check(e, f, item, v);
+                if (r < 0)
+                        return r;
+                v[i] = strdup(toml_string(item));
+                if (!v[i])
+                        return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        }
+        strv_free(*target);
+        *target = TAKE_PTR(v);
+        return 0;
+}
+
+/* ---- [sandbox] ---- */
+
+/* What parsing [sandbox] needs besides the Config: where runner-user was, for the check against user. */
+typedef struct State {
+        Config *config;
+        const TomlValue *runner_user;
+} State;
+
+static int check_user_name(AjError *e, const Field *f, const char *what)
+{
+        const char *s = toml_string(f->value);
+        char q[QUOTE_MAX];
+
+        if (!user_name_valid(s))
+                return field_error(e, f, value_place(f->value), "\"%s\" is not a valid user name (it must match %s)",
+                                   quote(s, q), NAME_RULE);
+        if (strcmp(s, "root") == 0)
+                return field_error(e, f, value_place(f->value), "\"root\" is refused: %s must not be root", what);
+        return 0;
+}
+
+static int parse_user(AjError *e, const Field *f, State *s)
+{
+        int r;
+
+        r = expect_type(e, f, TOML_STRING);
+        if (r < 0)
+                return r;
+        r = check_user_name(e, f, "the sandbox user");
+        if (r < 0)
+                return r;
+        return parse_string(e, f, &s->config->sandbox_user);
+}
+
+static int parse_runner_user(AjError *e, const Field *f, State *s)
+{
+        int r;
+
+        r = expect_type(e, f, TOML_STRING);
+        if (r < 0)
+                return r;
+        r = check_user_name(e, f, "the runner user");
+        if (r < 0)
+                return r;
+        s->runner_user = f->value;
+        return parse_string(e, f, &s->config->runner_user);
+}
+
+static bool strv_contains(char *const *v, const char *s)
+{
+        for (; v && *v; v++)
+                if (strcmp(*v, s) == 0)
+                        return true;
+        return false;
+}
+
+static int check_group(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
+{
+        const char *s = toml_string(item);
+        char q[QUOTE_MAX];
+
+        if (!group_name_valid(s))
+                return field_error(e, f, value_place(item), "\"%s\" is not a valid group name (it must match %s)",
+                                   quote(s, q), NAME_RULE);
+        if (group_is_root_equivalent(s))
+                return field_error(e, f, value_place(item),
+                                   "group \"%s\" is refused: membership in it is root by another name", s);
+        if (strv_contains(earlier, s))
+                return field_error(e, f, value_place(item), "group \"%s\" is listed twice", s);
+        return 0;
+}
+
+static int parse_groups(AjError *e, const Field *f, State *s)
+{
+        return parse_string_list(e, f, check_group, &s->config->sandbox_groups);
+}
+
+static int parse_allow_existing_user(AjError *e, const Field *f, State *s)
+{
+        return parse_boolean(e, f, &s->config->allow_existing_user);
+}
+
+static int parse_lock_runner(AjError *e, const Field *f, State *s)
+{
+        return parse_boolean(e, f, &s->config->lock_runner);
+}
+
+static int check_private_dir(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
+{
+        const char *s = toml_string(item);
+        char q[QUOTE_MAX];
+
+        (void)earlier;
+        if (has_control_character(s))
+                return field_error(e, f, value_place(item), "\"%s\" contains a control character", quote(s, q));
+        if (!path_is_plain_absolute(s))
+                return field_error(e, f, value_place(item),
+                                   "\"%s\" is not a plain absolute path (it must start with \"/\", with no "
+                                   "empty, \".\" or \"..\" component and no trailing \"/\")",
+                                   quote(s, q));
+        if (strcmp(s, "/") == 0)
+                return field_error(e, f, value_place(item), "\"/\" is refused: closing it would close everything");
+        return 0;
+}
+
+static int parse_private_dirs(AjError *e, const Field *f, State *s)
+{
+        return parse_string_list(e, f, check_private_dir, &s->config->private_dirs);
+}
+
+static int check_unit(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
+{
+        const char *s = toml_string(item);
+        char q[QUOTE_MAX];
+
+        (void)earlier;
+        if (!unit_name_valid(s))
+                return field_error(e, f, value_place(item),
+                                   "\"%s\" is not a unit name (it must contain \".\", not start with \"-\", and "
+                                   "hold no whitespace or control character)",
+                                   quote(s, q));
+        return 0;
+}
+
+static int parse_stop_services(AjError *e, const Field *f, State *s)
+{
+        return parse_string_list(e, f, check_unit, &s->config->stop_services);
+}
+
+/* One variable of [sandbox] env, entry i of the table. */
+static int check_env_entry(AjError *e, const Field *f, size_t i)
+{
+        const char *name = toml_table_key(f->value, i);
+        const TomlValue *v = toml_table_value(f->value, i);
+        char q[QUOTE_MAX];
+
+        if (env_name_forbidden(name))
+                return field_error(e, f, key_place(f->value, i),
+                                   "%s: names starting " ENV_FORBIDDEN_PREFIX
+                                   " are refused: they carry the job's credentials",
+                                   quote(name, q));
+        if (!env_name_syntax_valid(name))
+                return field_error(e, f, key_place(f->value, i),
+                                   "\"%s\" is not a valid variable name (it must match " ENV_NAME_RULE ")",
+                                   quote(name, q));
+        if (toml_type(v) != TOML_STRING)
+                return field_error(e, f, value_place(v), "%s: expected a string, found %s", name,
+                                   toml_type_description(toml_type(v)));
+        if (!env_value_valid(toml_string(v)))
+                return field_error(e, f, value_place(v),
+                                   "%s: the value must not contain a newline or a carriage return", name);
+        return 0;
+}
+
+/* Orders "NAME=VALUE" entries by NAME. */
+static int env_compare(const void *a, const void *b)
+{
+        const char *x = *(char *const *)a, *y = *(char *const *)b;
+        size_t nx = strcspn(x, "="), ny = strcspn(y, "=");
+        int r = memcmp(x, y, nx < ny ? nx : ny);
+
+        if (r != 0)
+                return r;
+        return (nx > ny) - (nx < ny);
+}
+
+static int parse_env(AjError *e, const Field *f, State *s)
+{
+        _cleanup_strv_free_ char **v = NULL;
+        size_t n;
+        int r;
+
+        r = expect_type(e, f, TOML_TABLE);
+        if (r < 0)
+                return r;
+
+        n = toml_table_length(f->value);
+        v = calloc(n + 1, sizeof(char *));
+        if (!v)
+                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                r = check_env_entry(e, f, i);
+                if (r < 0)
+                        return r;
+                if (asprintf(&v[i], "%s=%s", toml_table_key(f->value, i),
+                             toml_string(toml_table_value(f->value, i))) < 0) {
+                        v[i] = NULL;
+                        return aj_error(e, ENOMEM, 0, 0, "out of memory");
+                }
+        }
+        qsort(v, n, sizeof(char *), env_compare);
+        strv_free(s->config->env);
+        s->config->env = TAKE_PTR(v);
+        return 0;
+}
+
+static int parse_enter(AjError *e, const Field *f, State *s)
+{
+        const char *name;
+        char q[QUOTE_MAX];
+        int r;
+
+        r = expect_type(e, f, TOML_STRING);
+        if (r < 0)
+                return r;
+        name = toml_string(f->value);
+        for (size_t i = 0; i < ELEMENTSOF(enter_backend_names); i++)
+                if (strcmp(name, enter_backend_names[i]) == 0) {
+                        s->config->enter = (EnterBackend)i;
+                        return 0;
+                }
+        return field_error(e, f, value_place(f->value),
+                           "\"%s\" is not one of \"auto\", \"run0\", \"systemd-run\", \"direct\"", quote(name, q));
+}
+
+/* ---- [egress] ---- */
+
+static int parse_proxy(AjError *e, const Field *f, State *s)
+{
+        return parse_boolean(e, f, &s->config->egress_proxy);
+}
+
+/* ---- Tables ---- */
+
+typedef struct KeyDef {
+        const char *name;
+        int (*parse)(AjError *e, const Field *f, State *s);
+} KeyDef;
+
+static const KeyDef sandbox_keys[] = {
+        { "user", parse_user },
+        { "groups", parse_groups },
+        { "allow-existing-user", parse_allow_existing_user },
+        { "runner-user", parse_runner_user },
+        { "lock-runner", parse_lock_runner },
+        { "private-dirs", parse_private_dirs },
+        { "stop-services", parse_stop_services },
+        { "env", parse_env },
+        { "enter", parse_enter },
+};
+
+static const KeyDef egress_keys[] = {
+        { "proxy", parse_proxy },
+};
+
+typedef struct TableDef {
+        const char *name;
+        const KeyDef *keys;
+        size_t n_keys;
+} TableDef;
+
+static const TableDef tables[] = {
+        { "sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys) },
+        { "egress", egress_keys, ELEMENTSOF(egress_keys) },
+};
+
+/* name as it would be written in a header: bare if it can be, else quoted. */
+static const char *header_part(const char *name, char buf[static QUOTE_MAX + 2])
+{
+        char q[QUOTE_MAX];
+        bool bare = name[0] != '\0';
+
+        for (const char *c = name; *c; c++)
+                bare = bare && (is_lower(*c) || is_upper(*c) || is_digit(*c) || *c == '_' || *c == '-');
+        if (bare)
+                (void)snprintf(buf, QUOTE_MAX + 2, "%s", quote(name, q));
+        else
+                (void)snprintf(buf, QUOTE_MAX + 2, "\"%s\"", quote(name, q));
+        return buf;
+}
+
+static int unknown_table(AjError *e, const char *parent, const char *name, const TomlValue *v,
+                         const char *suggestion)
+{
+        char part[QUOTE_MAX + 2];
+        Place at = value_place(v);
+
+        if (suggestion)
+                return aj_error(e, EINVAL, at.line, at.column, "unknown table [%s%s%s] (did you mean [%s]?)",
+                                parent ? parent : "", parent ? "." : "", header_part(name, part), suggestion);
+        return aj_error(e, EINVAL, at.line, at.column, "unknown table [%s%s%s]", parent ? parent : "", parent ? "." : "",
+                        header_part(name, part));
+}
+
+static int unknown_key(AjError *e, const TomlValue *table, size_t i, const char *table_name, const KeyDef *keys,
+                       size_t n_keys)
+{
+        const char *key = toml_table_key(table, i);
+        const TomlValue *v = toml_table_value(table, i);
+        Place at = key_place(table, i);
+        char q[QUOTE_MAX];
+
+        if (toml_type(v) == TOML_TABLE)
+                return unknown_table(e, table_name, key, v, NULL);
+        for (size_t k = 0; k < n_keys; k++)
+                if (edit_distance(key, keys[k].name) <= 2)
+                        return aj_error(e, EINVAL, at.line, at.column,
+                                        "[%s] unknown key \"%s\" (did you mean \"%s\"?)", table_name, quote(key, q),
+                                        keys[k].name);
+        return aj_error(e, EINVAL, at.line, at.column, "[%s] unknown key \"%s\"", table_name, quote(key, q));
+}
+
+static int parse_table(AjError *e, const TableDef *def, const TomlValue *table, State *s)
+{
+        for (size_t i = 0; i < toml_table_length(table); i++) {
+                const char *key = toml_table_key(table, i);
+                const KeyDef *k = NULL;
+                int r;
+
+                for (size_t j = 0; j < def->n_keys; j++)
+                        if (strcmp(key, def->keys[j].name) == 0)
+                                k = &def->keys[j];
+                if (!k)
+                        return unknown_key(e, table, i, def->name, def->keys, def->n_keys);
+
+                r = k->parse(e, &(Field){ def->name, key, toml_table_value(table, i) }, s);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_root(AjError *e, const TomlValue *root, State *s)
+{
+        for (size_t i = 0; i < toml_table_length(root); i++) {
+                const char *name = toml_table_key(root, i);
+                const TomlValue *v = toml_table_value(root, i);
+                const TableDef *def = NULL;
+                const char *suggestion = NULL;
+                char q[QUOTE_MAX];
+                int r;
+
+                for (size_t j = 0; j < ELEMENTSOF(tables); j++) {
+                        if (strcmp(name, tables[j].name) == 0)
+                                def = &tables[j];
+                        else if (edit_distance(name, tables[j].name) <= 2)
+                                suggestion = tables[j].name;
+                }
+                if (def && toml_type(v) != TOML_TABLE)
+                        return aj_error(e, EINVAL, toml_line(v), toml_column(v), "%s: expected a table, found %s",
+                                        name, toml_type_description(toml_type(v)));
+                if (!def && toml_type(v) == TOML_TABLE)
+                        return unknown_table(e, NULL, name, v, suggestion);
+                if (!def) {
+                        Place at = key_place(root, i);
+                        return aj_error(e, EINVAL, at.line, at.column,
+                                        "unknown key \"%s\" outside any table (keys belong in a table such as "
+                                        "[sandbox])",
+                                        quote(name, q));
+                }
+
+                r = parse_table(e, def, v, s);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Rules between keys, once all are read. */
+static int check_config(AjError *e, const State *s)
+{
+        const Config *c = s->config;
+
+        if (c->runner_user && strcmp(c->runner_user, c->sandbox_user) == 0) {
+                Place at = value_place(s->runner_user);
+                return aj_error(e, EINVAL, at.line, at.column,
+                                "[sandbox] runner-user: \"%s\" is the sandbox user: runner-user must differ from "
+                                "user",
+                                c->runner_user);
+        }
+        return 0;
+}
+
+/* ---- Config ---- */
+
+void config_free(Config *c)
+{
+        if (!c)
+                return;
+        free(c->sandbox_user);
+        strv_free(c->sandbox_groups);
+        free(c->runner_user);
+        strv_free(c->private_dirs);
+        strv_free(c->stop_services);
+        strv_free(c->env);
+        free(c);
+}
+
+static int config_new(Config **ret)
+{
+        _cleanup_(config_freep) Config *c = calloc(1, sizeof(*c));
+
+        if (!c)
+                return -ENOMEM;
+        c->sandbox_user = strdup("runner-sandbox");
+        c->sandbox_groups = calloc(2, sizeof(char *));
+        c->private_dirs = calloc(1, sizeof(char *));
+        c->stop_services = calloc(1, sizeof(char *));
+        c->env = calloc(1, sizeof(char *));
+        if (!c->sandbox_user || !c->sandbox_groups || !c->private_dirs || !c->stop_services || !c->env)
+                return -ENOMEM;
+        c->sandbox_groups[0] = strdup("kvm");
+        if (!c->sandbox_groups[0])
+                return -ENOMEM;
+        c->lock_runner = true;
+        c->enter = ENTER_AUTO;
+        c->egress_proxy = true;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+int config_parse(const char *data, size_t size, Config **ret_config, AjError *reterr)
+{
+        _cleanup_(toml_freep) TomlValue *root = NULL;
+        _cleanup_(config_freep) Config *c = NULL;
+        State s = {};
+        int r;
+
+        assert(data || size == 0);
+        assert(ret_config);
+
+        if (size > CONFIG_MAX_SIZE)
+                return aj_error(reterr, EFBIG, 0, 0, "larger than %d bytes", CONFIG_MAX_SIZE);
+        r = toml_parse(data, size, &root, reterr);
+        if (r < 0)
+                return r;
+        if (config_new(&c) < 0)
+                return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
+        s.config = c;
+        r = parse_root(reterr, root, &s);
+        if (r < 0)
+                return r;
+        r = check_config(reterr, &s);
+        if (r < 0)
+                return r;
+        *ret_config = TAKE_PTR(c);
+        return 0;
+}
+
+static const char *read_error_text(int err, char *buf, size_t size)
+{
+        switch (err) {
+        case ELOOP:
+                return "is a link";
+        case EBADFD:
+                return "is not a regular file";
+        case EFBIG:
+                (void)snprintf(buf, size, "is larger than %d bytes", CONFIG_MAX_SIZE);
+                return buf;
+        default:
+                return strerror(err);
+        }
+}
+
+int config_load(const char *path, Config **ret_config, AjError *reterr)
+{
+        _cleanup_free_ char *data = NULL;
+        AjError inner = {};
+        char text[64];
+        size_t size = 0;
+        int r;
+
+        assert(path);
+        assert(ret_config);
+
+        r = read_regular_nofollow(AT_FDCWD, path, CONFIG_MAX_SIZE, &data, &size);
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, "%s: %s", path, read_error_text(-r, text, sizeof(text)));
+
+        r = config_parse(data, size, ret_config, &inner);
+        if (r < 0 && inner.line > 0)
+                return aj_error(reterr, -r, inner.line, inner.column, "%s:%u:%u: %s", path, inner.line,
+                                inner.column, inner.message);
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, "%s: %s", path, inner.message);
+        return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* The configuration, /etc/agentic-job/config.toml: its keys, their defaults and their rules.
+ * Unknown tables and keys are errors; so is a value of the wrong type. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+#define CONFIG_PATH     "/etc/agentic-job/config.toml"
+#define CONFIG_MAX_SIZE (256 * 1024)
+
+typedef enum EnterBackend {
+        ENTER_AUTO,
+        ENTER_RUN0,
+        ENTER_SYSTEMD_RUN,
+        ENTER_DIRECT,
+} EnterBackend;
+
+typedef struct Config {
+        /* [sandbox] */
+        char *sandbox_user;       /* user; default "runner-sandbox" */
+        char **sandbox_groups;    /* groups; default ["kvm"]; NULL-terminated */
+        bool allow_existing_user; /* allow-existing-user; default false */
+        char *runner_user;        /* runner-user; NULL when unset */
+        bool lock_runner;         /* lock-runner; default true */
+        char **private_dirs;      /* private-dirs; default []; each absolute, plainly spelled */
+        char **stop_services;     /* stop-services; default []; each a unit name */
+        char **env;               /* env; default {}; "NAME=VALUE" entries sorted by name */
+        EnterBackend enter;       /* enter; "auto" (default), "run0", "systemd-run", "direct" */
+
+        /* [egress] */
+        bool egress_proxy; /* proxy; default true */
+} Config;
+
+/* Parses and validates a configuration. On failure returns -EINVAL (or -ENOMEM) and fills *reterr with
+ * a line, a column and a one-line message naming the table and key. */
+int config_parse(const char *data, size_t size, Config **ret_config, AjError *reterr);
+
+/* read_regular_nofollow() of path (at most CONFIG_MAX_SIZE) then config_parse(). The message in *reterr
+ * is prefixed with the path (and line:column where known). The caller decides whether the file is to be
+ * trusted (trusted_path_check()) before calling this. */
+int config_load(const char *path, Config **ret_config, AjError *reterr);
+
+void config_free(Config *c);
+static inline void config_freep(Config **c)
+{
+        config_free(*c);
+}
+
+const char *enter_backend_to_string(EnterBackend b);
+
+/* The rules, exported for the helper, setup and the tests. */
+bool user_name_valid(const char *s);  /* ^[a-z_][a-z0-9_-]{0,31}$ */
+bool group_name_valid(const char *s); /* the same rule */
+bool group_is_root_equivalent(const char *s); /* root, wheel, sudo, admin, adm, disk, shadow, docker, ... */
+bool env_name_valid(const char *s);   /* ^[A-Za-z_][A-Za-z0-9_]*$ and not ACTIONS_* */
+bool env_value_valid(const char *s);  /* no newline, no carriage return (TOML strings hold no NUL) */
+bool path_is_plain_absolute(const char *s); /* starts "/", no empty, "." or ".." component, no trailing "/" but "/" itself */
+bool unit_name_valid(const char *s);  /* contains ".", no leading "-", no whitespace or control character */

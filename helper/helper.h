@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* The root helper: a closed set of operations, reached only as
+ *   sudo -n /usr/local/libexec/agentic-job helper OP ...
+ * Every exit status is listed here and in agentic-job-helper(8). */
+#pragma once
+
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "error.h"
+
+/* Exit statuses of the helper itself. enter passes its command's status through (128+N for signal N), so
+ * the helper's own failures use values a command rarely does, and always print a line on stderr that
+ * starts "agentic-job-helper: ". */
+#define EXIT_PROXY_LOG_TRUNCATED 3   /* proxy-log: the log is shorter than --from (truncated or replaced) */
+#define EXIT_PROXY_LOG_ABSENT    4   /* proxy-log: there is no log */
+#define EXIT_USAGE               120 /* unknown operation; missing, extra or refused argument */
+#define EXIT_CALLER              121 /* not root, not through sudo, or not the configured runner user */
+#define EXIT_CONFIG              122 /* configuration missing, untrusted or invalid; users not as configured */
+#define EXIT_UNSAFE              123 /* the fixed PATH is not root's alone, or standard streams unusable */
+#define EXIT_FAILED              125 /* the operation failed: could not enter, survivors, log refused */
+#define EXIT_CANNOT_EXECUTE      126 /* enter: the command was found but could not be executed */
+#define EXIT_NOT_FOUND           127 /* enter: the command was not found on the sandbox PATH */
+
+/* Where root looks for programs; each directory must be root's alone. */
+#define ROOT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* What the sandbox user's commands start with. */
+#define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
+#define SANDBOX_LANG "C.UTF-8"
+
+#define PROXY_LOG_PATH "/var/log/egress-proxy/access.jsonl"
+#define PROXY_USER     "egress-proxy"
+/* proxy-log writes at most this much per call; the caller advances --from and calls again. */
+#define PROXY_LOG_MAX_OUTPUT (64 * 1024 * 1024)
+
+typedef enum HelperOp {
+        OP_PING,
+        OP_ENTER,
+        OP_KILL_USER,
+        OP_PROXY_LOG,
+} HelperOp;
+
+typedef struct HelperArgs {
+        HelperOp op;
+        const char *chdir; /* enter */
+        char **argv;       /* enter: NULL-terminated, at least one element */
+        uint64_t from;     /* proxy-log */
+} HelperArgs;
+
+/* Parses argv (argv[0] is the program). Returns 0, or -EINVAL with a message in *reterr. Pure: it only
+ * reads its arguments, so it is unit-tested and fuzzed. */
+int helper_args_parse(int argc, char **argv, HelperArgs *ret, AjError *reterr);
+const char *helper_op_name(HelperOp op);
+
+/* Checks that dir is plainly spelled (absolute, no empty, "." or ".." component, at most one trailing
+ * "/", no control character) and lies under home, component-wise. Pure. */
+int enter_dir_check(const char *home, const char *dir, AjError *reterr);
+
+typedef enum EnterLine {
+        LINE_RUN0,
+        LINE_SYSTEMD_RUN,
+} EnterLine;
+
+/* Builds the argv of run0 or systemd-run that enters the sandbox user: program is the resolved path of
+ * run0/systemd-run, env_program that of env (used to drop what run0 adds), env the "NAME=VALUE" list.
+ * Pure. */
+int enter_line_build(EnterLine line, const char *program, const char *env_program, const char *user,
+                     const char *dir, char *const *env, char *const *argv, char ***ret_argv);
+
+/* The sandbox environment: fixed PATH and LANG, HOME, USER, LOGNAME and SHELL of the user, the proxy
+ * variables when the proxy is on, then [sandbox] env (which may override). Pure. */
+int enter_env_build(const Config *c, const struct passwd *pw, char ***ret_env);
+
+/* What every operation knows once the entry checks passed. */
+typedef struct Helper {
+        const HelperArgs *args;
+        Config *config;
+        uid_t caller_uid;
+        struct passwd sandbox; /* copied out of getpwnam() */
+} Helper;
+
+_Noreturn void die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Every call is audited: journal where journald listens, syslog (authpriv) otherwise. */
+void audit_context(const char *op, uid_t caller);
+void audit(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+_Noreturn void op_enter(const Helper *h);
+_Noreturn void op_kill_user(const Helper *h);
+_Noreturn void op_proxy_log(const Helper *h);

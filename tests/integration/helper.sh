@@ -1,0 +1,440 @@
+#!/usr/bin/env bash
+# The helper on this machine, as root, through real sudo: a runner user and a sandbox user are created,
+# the helper, its configuration and the sudo rule installed; every operation is run where it should work,
+# a table of bad calls is each refused with its message and nothing done, and kill-user is set against a
+# fork bomb, a setsid daemon, a stopped process, one ignoring SIGTERM and one of a subordinate uid.
+# Everything it creates is removed, also when it fails.
+#
+# usage: tests/integration/helper.sh BUILD_DIR
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/lib.sh"
+
+build=$(cd "${1:?usage: helper.sh BUILD_DIR}" && pwd)
+src=$(cd "$here/../.." && pwd)
+HELPER=/usr/local/libexec/agentic-job
+CLIENT=/usr/local/bin/agentic-job
+CONF_DIR=/etc/agentic-job
+CONF=$CONF_DIR/config.toml
+SUDOERS=/etc/sudoers.d/zz-agentic-job-test
+LOG_DIR=/var/log/egress-proxy
+LOG=$LOG_DIR/access.jsonl
+RUNNER=ajt-runner
+SANDBOX=ajt-sandbox
+OTHER=ajt-other
+GROUP=ajt-grp
+
+if [ "$(id -u)" -ne 0 ]; then
+        echo "1..0 # SKIP needs root (real users, sudo rules and files under /etc)"
+        trap - EXIT
+        exit 77
+fi
+for p in "$HELPER" "$CLIENT" "$CONF_DIR" "$SUDOERS"; do
+        if [ -e "$p" ]; then
+                echo "Bail out! $p exists: this machine has agentic-job installed; not touching it"
+                trap - EXIT
+                exit 1
+        fi
+done
+
+# ---------------------------------------------------------------------------------------------------------
+# Setup, each step registering its undo first.
+
+for u in "$RUNNER" "$SANDBOX" "$OTHER"; do
+        if id "$u" >/dev/null 2>&1; then
+                # Left by a killed run: the names are this test's own.
+                kill_uid "$(id -u "$u")"
+                userdel -r "$u" >/dev/null 2>&1
+        fi
+done
+getent group "$GROUP" >/dev/null && groupdel "$GROUP"
+
+on_exit "groupdel $GROUP"
+groupadd "$GROUP"
+for u in "$RUNNER" "$OTHER" "$SANDBOX"; do
+        on_exit "userdel -r $u"
+        on_exit "kill_uid \$(id -u $u)"
+        useradd -m -s /bin/bash "$u"
+done
+usermod -aG "$GROUP" "$SANDBOX"
+SB_UID=$(id -u "$SANDBOX")
+SB_GID=$(id -g "$SANDBOX")
+SB_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
+RUNNER_UID=$(id -u "$RUNNER")
+chmod 0755 "$SB_HOME"
+
+# A subordinate range for the sandbox user, so kill-user's reach to it is tested.
+sub_line=$(grep "^$SANDBOX:" /etc/subuid | head -n1)
+if [ -z "$sub_line" ]; then
+        usermod --add-subuids 400000-465535 --add-subgids 400000-465535 "$SANDBOX"
+        sub_line=$(grep "^$SANDBOX:" /etc/subuid | head -n1)
+fi
+SUB_START=$(echo "$sub_line" | cut -d: -f2)
+SUB_COUNT=$(echo "$sub_line" | cut -d: -f3)
+SUB_UID=$((SUB_START + 5))
+on_exit "kill_uid $SUB_UID"
+
+created_proxy_user=0
+if ! id egress-proxy >/dev/null 2>&1; then
+        useradd --system --no-create-home --shell /usr/sbin/nologin egress-proxy
+        created_proxy_user=1
+fi
+[ "$created_proxy_user" = 1 ] && on_exit "userdel egress-proxy"
+created_log_dir=0
+if [ ! -e "$LOG_DIR" ]; then
+        mkdir -m 0755 "$LOG_DIR"
+        created_log_dir=1
+fi
+[ "$created_log_dir" = 1 ] && on_exit "rm -rf $LOG_DIR"
+
+[ -d "$(dirname "$HELPER")" ] || on_exit "rmdir $(dirname "$HELPER")"
+on_exit "rm -f $HELPER"
+install -D -o root -g root -m 0755 "$build/helper/agentic-job" "$HELPER"
+on_exit "rm -f $CLIENT"
+install -o root -g root -m 0755 "$build/client/agentic-job" "$CLIENT"
+
+on_exit "rm -rf $CONF_DIR"
+install -d -o root -g root -m 0755 "$CONF_DIR"
+write_config() {
+        local tmp
+        tmp=$(mktemp "$CONF_DIR/.config.XXXXXX")
+        cat >"$tmp"
+        chmod 0644 "$tmp"
+        mv -f "$tmp" "$CONF"
+}
+BASE_CONFIG="[sandbox]
+user = \"$SANDBOX\"
+runner-user = \"$RUNNER\"
+groups = [\"$GROUP\"]
+env = { AJT_FROM_CONFIG = \"configured\" }
+
+[egress]
+proxy = false
+"
+write_config <<<"$BASE_CONFIG"
+
+on_exit "rm -f $SUDOERS"
+sed -e "s|@HELPER@|$HELPER|g" -e "s|@RUNNER@|$RUNNER|g" -e "s|@SANDBOX@|$SANDBOX|g" \
+        "$src/sudoers.d/agentic-job" >"$SUDOERS.tmp"
+# Test only: let a canary variable through sudo, so the test sees that the helper itself drops it.
+echo "Defaults!$HELPER env_keep += \"AJT_CANARY\"" >>"$SUDOERS.tmp"
+chmod 0440 "$SUDOERS.tmp"
+if visudo -c -q -f "$SUDOERS.tmp"; then pass "the sudo rule passes visudo -c"; else fail "visudo -c"; fi
+mv -f "$SUDOERS.tmp" "$SUDOERS"
+
+# A syslog socket to read the audit trail from, where this machine runs no syslog daemon.
+audit_log=$(mktemp /tmp/ajt-audit.XXXXXX)
+on_exit "rm -f $audit_log"
+if [ ! -e /dev/log ]; then
+        socat -u UNIX-RECV:/dev/log,mode=0666 "OPEN:$audit_log,append" &
+        socat_pid=$!
+        on_exit "rm -f /dev/log"
+        on_exit "kill $socat_pid"
+        for _ in $(seq 50); do [ -S /dev/log ] && break; sleep 0.05; done
+fi
+
+on_exit "rmdir /sys/fs/cgroup/unified/agentic-job/enter-* /sys/fs/cgroup/unified/agentic-job"
+
+helper() {
+        runuser -u "$RUNNER" -- sudo -n "$HELPER" helper "$@"
+}
+# run_capture VAR_OUT VAR_STATUS CMD...: stdout+stderr into VAR_OUT, status into VAR_STATUS.
+run() {
+        out=$("$@" 2>&1)
+        status=$?
+}
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# ping and enter"
+
+run helper ping
+expect_eq "ping succeeds" "0" "$status"
+
+cat >"$SB_HOME/probe.sh" <<'EOF'
+echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)"
+grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -d '\t' | tr '\n' ' '
+echo
+echo "cwd=$(pwd)"
+echo "sid=$(ps -o sid= -p $$ | tr -d ' ') pid=$$"
+echo "tty=$(tty -s && tty || echo none)"
+echo "fds=$(ls /proc/self/fd | sort -n | tr '\n' ' ')"
+echo "cgroup=$(grep '^0::' /proc/self/cgroup)"
+env | sort | sed 's/^/env:/'
+EOF
+chmod 0644 "$SB_HOME/probe.sh"
+mkdir -p "$SB_HOME/work/sub"
+chown -R "$SANDBOX:$SANDBOX" "$SB_HOME/work"
+
+probe=$(AJT_CANARY=canary-d41d8cd9 runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter \
+        --chdir "$SB_HOME/work/sub" -- bash "$SB_HOME/probe.sh" </dev/null 2>&1)
+expect_contains "enter: uid, gid" "uid=$SB_UID gid=$SB_GID" "$probe"
+expect_eq "enter: supplementary groups are the sandbox user's" "groups=$(id -G "$SANDBOX")" \
+        "$(grep '^uid=' <<<"$probe" | sed 's/.* groups=/groups=/')"
+for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+        expect_contains "enter: $set empty" "$set:0000000000000000" "$probe"
+done
+expect_contains "enter: no_new_privs" "NoNewPrivs:1" "$probe"
+expect_contains "enter: cwd as asked" "cwd=$SB_HOME/work/sub" "$probe"
+sid=$(sed -n 's/^sid=\([0-9]*\) pid=\([0-9]*\)$/\1 \2/p' <<<"$probe")
+expect_eq "enter: a new session (the command leads it)" "${sid#* }" "${sid% *}"
+expect_contains "enter: no terminal" "tty=none" "$probe"
+expect_contains "enter: only the standard descriptors (and ls's own)" "fds=0 1 2 3 
+" "$probe"
+expect_contains "enter: a cgroup of its own" "cgroup=0::/agentic-job/enter-" "$probe"
+expect_contains "enter: fixed PATH" "env:PATH=/usr/local/bin:/usr/bin:/bin" "$probe"
+expect_contains "enter: fixed LANG" "env:LANG=C.UTF-8" "$probe"
+expect_contains "enter: HOME of the sandbox user" "env:HOME=$SB_HOME" "$probe"
+expect_contains "enter: [sandbox] env" "env:AJT_FROM_CONFIG=configured" "$probe"
+case "$probe" in *canary-d41d8cd9*) fail "enter: the caller's canary variable crossed" ;; *) pass "enter: no caller variable (canary)" ;; esac
+case "$probe" in *env:SUDO_*) fail "enter: SUDO_* variables crossed" ;; *) pass "enter: no SUDO_* variables" ;; esac
+case "$probe" in *_PROXY=*) fail "enter: proxy variables with proxy = false" ;; *) pass "enter: no proxy variables when [egress] proxy = false" ;; esac
+n_env=$(grep -c '^env:' <<<"$probe")
+expect_eq "enter: exactly the expected variables (PATH LANG HOME USER LOGNAME SHELL AJT_FROM_CONFIG, PWD SHLVL _ from bash)" "10" "$n_env"
+expect_absent "enter: the cgroup is removed after the command" "$(ls -d /sys/fs/cgroup/unified/agentic-job/enter-* 2>/dev/null | head -n1)"
+
+run helper enter --chdir "$SB_HOME" -- sh -c 'exit 7'
+expect_eq "enter: the command's exit status passes through" "7" "$status"
+run helper enter --chdir "$SB_HOME" -- sh -c 'kill -TERM $$'
+expect_eq "enter: a signal is 128+N" "143" "$status"
+out=$(echo "through stdin" | helper enter --chdir "$SB_HOME" -- cat)
+expect_eq "enter: standard input and output pass through" "through stdin" "$out"
+out=$(helper enter --chdir "$SB_HOME" -- sh -c 'echo to-stderr >&2' 2>&1 >/dev/null)
+expect_eq "enter: standard error passes through" "to-stderr" "$out"
+run helper enter --chdir "$SB_HOME" -- ajt-no-such-command
+expect_eq "enter: a missing command is 127" "127" "$status"
+expect_contains "enter: a missing command says so" "agentic-job-helper: enter: could not execute the command ajt-no-such-command" "$out"
+run helper enter --chdir "$SB_HOME" -- "$SB_HOME/probe.sh"
+expect_eq "enter: a command that cannot be executed is 126" "126" "$status"
+
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = true}"
+probe=$(helper enter --chdir "$SB_HOME" -- env </dev/null 2>&1)
+expect_contains "enter: proxy variables when [egress] proxy = true" "HTTPS_PROXY=http://127.0.0.1:3128" "$probe"
+expect_contains "enter: lower-case proxy variable too" "https_proxy=http://127.0.0.1:3128" "$probe"
+write_config <<<"$BASE_CONFIG"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# sandbox exec (the client)"
+
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'id -u; pwd' </dev/null 2>&1)
+expect_eq "sandbox exec: runs as the sandbox user, in its home by default" "$SB_UID
+$SB_HOME" "$out"
+script=$(mktemp /tmp/ajt-step.XXXXXX)
+on_exit "rm -f $script"
+printf 'echo "step ran as $(id -un)"\nexit 3\n' >"$script"
+chmod 0644 "$script"
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --stdin "$script" -- bash -eo pipefail -s 2>&1)
+status=$?
+expect_eq "sandbox exec --stdin FILE: a workflow step's script" "step ran as $SANDBOX" "$out"
+expect_eq "sandbox exec: the command's status" "3" "$status"
+out=$(head -c 300000 /dev/zero | runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- wc -c 2>&1)
+expect_eq "sandbox exec: standard input streamed whole" "300000" "$out"
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --chdir "$SB_HOME/work" -- sh -c 'head -c 500000 /dev/zero; pwd >&2' 2>&1 >/dev/null </dev/null)
+expect_eq "sandbox exec --chdir, large output not blocking stderr" "$SB_HOME/work" "$out"
+run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec id
+expect_eq "sandbox exec without --: usage error" "2" "$status"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# bad calls: each refused with its message, nothing done"
+
+marker=$SB_HOME/work/marker
+mkdir -p "$SB_HOME/work/dir"
+ln -s /tmp "$SB_HOME/work/link-out"
+ln -s "$SB_HOME/work/dir" "$SB_HOME/work/link-in"
+touch "$SB_HOME/work/file"
+chown -h "$SANDBOX:$SANDBOX" "$SB_HOME/work/"*
+
+# bad_call NAME EXPECTED_STATUS MESSAGE CMD...
+bad_call() {
+        local name=$1 want=$2 msg=$3
+        shift 3
+        rm -f "$marker" /tmp/ajt-marker
+        run "$@"
+        expect_eq "refused: $name (status)" "$want" "$status"
+        expect_contains "refused: $name (message)" "$msg" "$out"
+        if [ -e "$marker" ] || [ -e /tmp/ajt-marker ]; then fail "refused: $name: something was done"; fi
+}
+T=(touch "$marker")
+H=(runuser -u "$RUNNER" -- sudo -n "$HELPER" helper)
+
+# Refused by sudo: the rule admits only the four forms.
+bad_call "unknown operation (sudo)" 1 "sudo" "${H[@]}" bogus
+bad_call "no operation (sudo)" 1 "sudo" runuser -u "$RUNNER" -- sudo -n "$HELPER" helper
+bad_call "ping with an extra argument (sudo)" 1 "sudo" "${H[@]}" ping extra
+bad_call "kill-user with an extra argument (sudo)" 1 "sudo" "${H[@]}" kill-user "$SANDBOX"
+bad_call "enter without --chdir (sudo)" 1 "sudo" "${H[@]}" enter -- "${T[@]}"
+bad_call "the helper without 'helper' (sudo)" 1 "sudo" runuser -u "$RUNNER" -- sudo -n "$HELPER" ping
+bad_call "the sandbox user calling the helper" 1 "sudo" runuser -u "$SANDBOX" -- sudo -n "$HELPER" helper ping
+bad_call "the sandbox user running anything through sudo" 1 "sudo" runuser -u "$SANDBOX" -- sudo -n "${T[@]}"
+
+# Refused by the helper's argument checks (status 120).
+bad_call "proxy-log --from not a number" 120 "not a byte offset" "${H[@]}" proxy-log --from abc
+bad_call "proxy-log --from negative" 120 "not a byte offset" "${H[@]}" proxy-log --from -1
+bad_call "proxy-log --from leading zero" 120 "not a byte offset" "${H[@]}" proxy-log --from 007
+bad_call "proxy-log --from past 2^63-1" 120 "not a byte offset" "${H[@]}" proxy-log --from 9223372036854775808
+bad_call "proxy-log with an extra argument" 120 "usage: proxy-log --from N" "${H[@]}" proxy-log --from 1 2
+bad_call "enter outside the home" 120 "not under the sandbox home" "${H[@]}" enter --chdir /tmp -- touch /tmp/ajt-marker
+bad_call "enter in a sibling that shares the prefix" 120 "not under the sandbox home" "${H[@]}" enter --chdir "${SB_HOME}x" -- "${T[@]}"
+bad_call "enter with a relative path" 120 "not an absolute path" "${H[@]}" enter --chdir work -- "${T[@]}"
+bad_call "enter with .." 120 "not plainly spelled" "${H[@]}" enter --chdir "$SB_HOME/work/../.." -- "${T[@]}"
+bad_call "enter with ." 120 "not plainly spelled" "${H[@]}" enter --chdir "$SB_HOME/./work" -- "${T[@]}"
+bad_call "enter with //" 120 "not plainly spelled" "${H[@]}" enter --chdir "$SB_HOME//work" -- "${T[@]}"
+bad_call "enter into a link pointing out" 120 "is a link" "${H[@]}" enter --chdir "$SB_HOME/work/link-out" -- touch /tmp/ajt-marker
+bad_call "enter into a link pointing in" 120 "is a link" "${H[@]}" enter --chdir "$SB_HOME/work/link-in" -- "${T[@]}"
+bad_call "enter into a missing directory" 120 "No such file or directory" "${H[@]}" enter --chdir "$SB_HOME/work/nothing" -- "${T[@]}"
+bad_call "enter into a file" 120 "is not a directory" "${H[@]}" enter --chdir "$SB_HOME/work/file" -- "${T[@]}"
+bad_call "enter without --" 120 "usage: enter --chdir DIR -- ARGV" "${H[@]}" enter --chdir "$SB_HOME" "${T[@]}"
+bad_call "enter without a command" 120 "usage: enter --chdir DIR -- ARGV" "${H[@]}" enter --chdir "$SB_HOME" --
+bad_call "enter with an empty command" 120 "the command is empty" "${H[@]}" enter --chdir "$SB_HOME" -- ""
+write_config <<<"${BASE_CONFIG/\[egress\]/enter = \"run0\"
+[egress]}"
+bad_call "enter = run0 where systemd does not run" 125 "systemd is not running here" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+write_config <<<"${BASE_CONFIG/\[egress\]/enter = \"systemd-run\"
+[egress]}"
+bad_call "enter = systemd-run where systemd does not run" 125 "systemd is not running here" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+
+# Refused for who calls (status 121).
+bad_call "the helper run by the runner without sudo" 121 "must run as root" runuser -u "$RUNNER" -- "$HELPER" helper enter --chdir "$SB_HOME" -- "${T[@]}"
+bad_call "the helper run by root without sudo" 121 "not called through sudo" env -u SUDO_UID "$HELPER" helper enter --chdir "$SB_HOME" -- "${T[@]}"
+write_config <<<"${BASE_CONFIG/runner-user = \"$RUNNER\"/runner-user = \"$OTHER\"}"
+bad_call "a caller that is not the configured runner user" 121 "only the runner user $OTHER" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+
+# Refused for the configuration (status 122).
+write_config <<<"${BASE_CONFIG/AJT_FROM_CONFIG/ACTIONS_RUNTIME_TOKEN}"
+bad_call "an ACTIONS_ variable in the configuration" 122 "ACTIONS_RUNTIME_TOKEN" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+write_config <<<"${BASE_CONFIG/user = \"$SANDBOX\"/user = \"root\"}"
+bad_call "a sandbox user named root" 122 "root" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+write_config <<<"${BASE_CONFIG/user = \"$SANDBOX\"/user = \"ajt-nobody-here\"}"
+bad_call "a sandbox user that does not exist" 122 "sandbox user ajt-nobody-here does not exist" "${H[@]}" ping
+write_config <<<"${BASE_CONFIG/runner-user = \"$RUNNER\"/}"
+bad_call "no runner-user in the configuration" 122 "runner-user is not set" "${H[@]}" ping
+write_config <<<"$BASE_CONFIG
+[sandbox.check]
+control-url = \"https://example.org/\""
+bad_call "an unknown table in the configuration" 122 "sandbox.check" "${H[@]}" ping
+write_config <<<"${BASE_CONFIG/\[egress\]/usr = \"x\"
+[egress]}"
+bad_call "an unknown key in the configuration" 122 "usr" "${H[@]}" ping
+write_config <<<"$BASE_CONFIG"
+chmod 0666 "$CONF"
+bad_call "a configuration writable by others" 122 "writable by others" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+chmod 0664 "$CONF"
+chgrp "$GROUP" "$CONF"
+bad_call "a configuration writable by a group" 122 "writable by group" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+chgrp root "$CONF"
+chmod 0644 "$CONF"
+chown "$OTHER" "$CONF"
+bad_call "a configuration owned by another user" 122 "owned by uid $(id -u "$OTHER")" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+chown root "$CONF"
+chmod 0777 "$CONF_DIR"
+bad_call "a configuration directory writable by others" 122 "$CONF_DIR is writable by others" "${H[@]}" ping
+chmod 0755 "$CONF_DIR"
+chown "$OTHER" "$CONF_DIR"
+bad_call "a configuration directory owned by another user" 122 "$CONF_DIR is owned by uid" "${H[@]}" ping
+chown root "$CONF_DIR"
+mv "$CONF" "$CONF_DIR/real.toml"
+ln -s "$CONF_DIR/real.toml" "$CONF"
+bad_call "a configuration that is a link" 122 "is a link" "${H[@]}" ping
+rm -f "$CONF"
+bad_call "no configuration" 122 "No such file or directory" "${H[@]}" ping
+mv "$CONF_DIR/real.toml" "$CONF"
+
+# Refused for the fixed PATH (status 123).
+mode=$(stat -c %a /usr/local/sbin)
+on_exit "chmod $mode /usr/local/sbin"
+chmod 0777 /usr/local/sbin
+bad_call "a PATH directory writable by others" 123 "PATH directory not root's alone: /usr/local/sbin" "${H[@]}" ping
+chmod "$mode" /usr/local/sbin
+
+# proxy-log refusals (status 4, 3, 125).
+rm -f "$LOG"
+bad_call "proxy-log without a log" 4 "there is no log" "${H[@]}" proxy-log --from 0
+mkfifo "$LOG"
+chown egress-proxy "$LOG"
+bad_call "proxy-log on a FIFO (without blocking)" 125 "is not a regular file" timeout 10 "${H[@]}" proxy-log --from 0
+rm -f "$LOG"
+printf '{"x":1}\n' >/tmp/ajt-elsewhere.jsonl
+chown -h egress-proxy /tmp/ajt-elsewhere.jsonl
+on_exit "rm -f /tmp/ajt-elsewhere.jsonl"
+ln -s /tmp/ajt-elsewhere.jsonl "$LOG"
+bad_call "proxy-log on a link" 125 "is a link" "${H[@]}" proxy-log --from 0
+rm -f "$LOG"
+printf '{"x":1}\n' >"$LOG"
+chown "$OTHER" "$LOG"
+bad_call "proxy-log on a file not the proxy user's" 125 "not egress-proxy" "${H[@]}" proxy-log --from 0
+chown egress-proxy "$LOG"
+bad_call "proxy-log past the end (truncated log)" 3 "truncated or replaced" "${H[@]}" proxy-log --from 9
+if [ "$created_log_dir" = 1 ]; then
+        mv "$LOG_DIR" "$LOG_DIR.real"
+        ln -s "$LOG_DIR.real" "$LOG_DIR"
+        bad_call "proxy-log through a linked directory" 125 "is a link" "${H[@]}" proxy-log --from 0
+        rm -f "$LOG_DIR"
+        mv "$LOG_DIR.real" "$LOG_DIR"
+fi
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# proxy-log"
+
+: >"$LOG"
+chown egress-proxy "$LOG"
+printf '{"method":"GET","host":"a.example","path":"/","decision":"allow"}\n' >>"$LOG"
+n1=$(stat -c %s "$LOG")
+printf '{"method":"POST","host":"b.example","path":"/x","decision":"deny"}\n' >>"$LOG"
+printf '{"method":"GET","host":"c.example","path":"/y","decision":"allow"}\n' >>"$LOG"
+run helper proxy-log --from 0
+expect_eq "proxy-log --from 0: the whole log" "$(cat "$LOG")" "$out"
+out=$(helper proxy-log --from "$n1" | od -An -c)
+expect_eq "proxy-log --from N: exactly the bytes after N" "$(tail -c +$((n1 + 1)) "$LOG" | od -An -c)" "$out"
+run helper proxy-log --from "$(stat -c %s "$LOG")"
+expect_eq "proxy-log --from the end: nothing, success" "0:" "$status:$out"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# kill-user"
+
+# A process of a subordinate uid, as a rootless container's would be.
+setpriv --reuid="$SUB_UID" --regid="$SUB_UID" --clear-groups --inh-caps=-all --bounding-set=-all \
+        sleep 10000 </dev/null >/dev/null 2>&1 &
+helper enter --chdir "$SB_HOME" -- bash -c '
+        setsid sleep 10000 </dev/null >/dev/null 2>&1 &
+        sleep 10000 </dev/null >/dev/null 2>&1 & kill -STOP $!
+        bash -c "trap \"\" TERM; while :; do sleep 1; done" </dev/null >/dev/null 2>&1 &
+' </dev/null
+# The fork bomb last, bounded by its own process limit.
+helper enter --chdir "$SB_HOME" -- bash -c 'ulimit -u 800; b() { b | b & }; b' </dev/null >/dev/null 2>&1
+for _ in $(seq 100); do
+        n=$(live_in_range "$SB_UID" "$SB_UID" | wc -l)
+        [ "$n" -ge 300 ] && break
+        sleep 0.05
+done
+before=$( (live_of_uid "$SB_UID"; live_of_uid "$SUB_UID") | wc -l)
+if [ "$before" -ge 300 ]; then pass "kill-user: $before processes to end (fork bomb running)"; else fail "kill-user: only $before processes started"; fi
+stopped=$(for p in $(live_of_uid "$SB_UID"); do awk '/^State:/ {print $2}' /proc/$p/status 2>/dev/null; done | grep -c T)
+if [ "$stopped" -ge 1 ]; then pass "kill-user: a stopped process is among them"; else fail "kill-user: no stopped process"; fi
+
+run helper kill-user
+expect_eq "kill-user succeeds" "0" "$status"
+expect_contains "kill-user reports how many and how long" "processes of $SANDBOX in" "$out"
+echo "# $out"
+left=$(live_in_range "$SB_UID" "$SB_UID" | wc -l)
+expect_eq "kill-user: no process of the sandbox user remains" "0" "$left"
+left=$(live_in_range "$SUB_START" "$((SUB_START + SUB_COUNT - 1))" | wc -l)
+expect_eq "kill-user: no process of its subordinate uids remains" "0" "$left"
+run helper kill-user
+expect_eq "kill-user with nothing to end succeeds" "0" "$status"
+expect_contains "kill-user with nothing to end says 0" "ended 0 processes" "$out"
+expect_absent "kill-user: the enter cgroups are removed" "$(ls -d /sys/fs/cgroup/unified/agentic-job/enter-* 2>/dev/null | head -n1)"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# audit"
+
+if [ -n "${socat_pid:-}" ]; then
+        sleep 0.2
+        trail=$(tr '<' '\n' <"$audit_log" | grep agentic-job-helper)
+        expect_contains "audit: a call accepted, with the caller" "caller uid $RUNNER_UID: op ping: accepted" "$trail"
+        expect_contains "audit: its outcome" "caller uid $RUNNER_UID: op ping: done" "$trail"
+        expect_contains "audit: a refusal with its status" "op enter: refused (status 120)" "$trail"
+        expect_contains "audit: kill-user's count" "op kill-user: done: ended" "$trail"
+        case "$trail" in *probe.sh*) fail "audit: enter's command line is logged" ;; *) pass "audit: enter's command line is not logged" ;; esac
+else
+        echo "# note: /dev/log exists (a syslog daemon runs): the audit trail goes there and is not read here"
+fi

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/* The configuration: defaults, every key read back, the rules, config_load()'s messages, and a table of
+ * refusals, each with its exact line, column and message. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "macro.h"
+
+static Config *parse_ok(const char *s)
+{
+        Config *c = NULL;
+        AjError e = {};
+        int r = config_parse(s, strlen(s), &c, &e);
+
+        ck_assert_msg(r == 0, "unexpected refusal at %u:%u: %s", e.line, e.column, e.message);
+        ck_assert_ptr_nonnull(c);
+        return c;
+}
+
+static void assert_strv(char *const *v, const char *const *expected, size_t n)
+{
+        ck_assert_ptr_nonnull(v);
+        ck_assert_uint_eq(strv_length(v), n);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_str_eq(v[i], expected[i]);
+}
+
+static void assert_defaults(const Config *c)
+{
+        ck_assert_str_eq(c->sandbox_user, "runner-sandbox");
+        assert_strv(c->sandbox_groups, (const char *const[]){ "kvm" }, 1);
+        ck_assert(!c->allow_existing_user);
+        ck_assert_ptr_null(c->runner_user);
+        ck_assert(c->lock_runner);
+        assert_strv(c->private_dirs, NULL, 0);
+        assert_strv(c->stop_services, NULL, 0);
+        assert_strv(c->env, NULL, 0);
+        ck_assert_int_eq(c->enter, ENTER_AUTO);
+        ck_assert(c->egress_proxy);
+}
+
+/* ---- Accepted ---- */
+
+START_TEST(test_defaults)
+{
+        static const char *const inputs[] = {
+                "", "\n", "# nothing here\n", "[sandbox]\n", "[egress]\n", "[sandbox]\n[egress]\n", "[sandbox.env]\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(inputs); i++) {
+                _cleanup_(config_freep) Config *c = parse_ok(inputs[i]);
+                assert_defaults(c);
+        }
+}
+END_TEST
+
+START_TEST(test_every_key)
+{
+        _cleanup_(config_freep) Config *c = parse_ok("# a full configuration\r\n"
+                                                     "[sandbox]\r\n"
+                                                     "user = \"ci-sandbox\"\r\n"
+                                                     "groups = [\"kvm\", \"video\", \"render\"]\r\n"
+                                                     "allow-existing-user = true\r\n"
+                                                     "runner-user = \"runner\"\r\n"
+                                                     "lock-runner = false\r\n"
+                                                     "private-dirs = [\r\n"
+                                                     "  \"/opt/secrets\",\r\n"
+                                                     "  '/var/lib/private data',\r\n"
+                                                     "]\r\n"
+                                                     "stop-services = [\"walinuxagent.service\", \"hv-kvp.socket\"]\r\n"
+                                                     "env = { ZED = \"last\", A1 = \"x=y\", A = \"\", _B = 'it' }\r\n"
+                                                     "enter = \"systemd-run\"\r\n"
+                                                     "\r\n"
+                                                     "[egress]\r\n"
+                                                     "proxy = false\r\n");
+
+        ck_assert_str_eq(c->sandbox_user, "ci-sandbox");
+        assert_strv(c->sandbox_groups, (const char *const[]){ "kvm", "video", "render" }, 3);
+        ck_assert(c->allow_existing_user);
+        ck_assert_str_eq(c->runner_user, "runner");
+        ck_assert(!c->lock_runner);
+        assert_strv(c->private_dirs, (const char *const[]){ "/opt/secrets", "/var/lib/private data" }, 2);
+        assert_strv(c->stop_services, (const char *const[]){ "walinuxagent.service", "hv-kvp.socket" }, 2);
+        /* Sorted by name: "A" before "A1" even though '=' sorts after '1'. */
+        assert_strv(c->env, (const char *const[]){ "A=", "A1=x=y", "ZED=last", "_B=it" }, 4);
+        ck_assert_int_eq(c->enter, ENTER_SYSTEMD_RUN);
+        ck_assert(!c->egress_proxy);
+}
+END_TEST
+
+START_TEST(test_env_table)
+{
+        _cleanup_(config_freep) Config *c = parse_ok("[sandbox.env]\n"
+                                                     "http_proxy = \"http://127.0.0.1:3128\"\n"
+                                                     "LANG = 'C.UTF-8'\n"
+                                                     "EMPTY = \"\"\n"
+                                                     "TABBED = \"a\\tb\"\n"
+                                                     "[sandbox]\n"
+                                                     "user = \"sb\"\n");
+
+        ck_assert_str_eq(c->sandbox_user, "sb");
+        assert_strv(c->env,
+                    (const char *const[]){ "EMPTY=", "LANG=C.UTF-8", "TABBED=a\tb", "http_proxy=http://127.0.0.1:3128" },
+                    4);
+}
+END_TEST
+
+START_TEST(test_empty_lists)
+{
+        _cleanup_(config_freep) Config *c = parse_ok("[sandbox]\ngroups = []\nprivate-dirs = []\n"
+                                                     "stop-services = []\nenv = {}\n");
+
+        assert_strv(c->sandbox_groups, NULL, 0);
+        assert_strv(c->private_dirs, NULL, 0);
+        assert_strv(c->stop_services, NULL, 0);
+        assert_strv(c->env, NULL, 0);
+}
+END_TEST
+
+START_TEST(test_enter_values)
+{
+        static const struct {
+                const char *text;
+                EnterBackend backend;
+        } cases[] = {
+                { "auto", ENTER_AUTO },
+                { "run0", ENTER_RUN0 },
+                { "systemd-run", ENTER_SYSTEMD_RUN },
+                { "direct", ENTER_DIRECT },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char text[64];
+                (void)snprintf(text, sizeof(text), "[sandbox]\nenter = '%s'\n", cases[i].text);
+                _cleanup_(config_freep) Config *c = parse_ok(text);
+                ck_assert_int_eq(c->enter, cases[i].backend);
+                ck_assert_str_eq(enter_backend_to_string(cases[i].backend), cases[i].text);
+        }
+}
+END_TEST
+
+START_TEST(test_inline_sections)
+{
+        /* Tables written inline are tables too. */
+        _cleanup_(config_freep) Config *c = parse_ok("sandbox = { user = \"x_y\", groups = [] }\n"
+                                                     "egress = { proxy = false }\n");
+
+        ck_assert_str_eq(c->sandbox_user, "x_y");
+        assert_strv(c->sandbox_groups, NULL, 0);
+        ck_assert(!c->egress_proxy);
+}
+END_TEST
+
+START_TEST(test_runner_user_after_user)
+{
+        /* runner-user is compared with user once both are read, in either order. */
+        _cleanup_(config_freep) Config *c = parse_ok("[sandbox]\nrunner-user = \"runner\"\nuser = \"sandbox\"\n");
+
+        ck_assert_str_eq(c->runner_user, "runner");
+        ck_assert_str_eq(c->sandbox_user, "sandbox");
+}
+END_TEST
+
+/* ---- The rules ---- */
+
+START_TEST(test_user_name_rule)
+{
+        static const char *const valid[] = {
+                "a", "_", "runner-sandbox", "ci_user", "a0-_", "_abc", "abcdefghijklmnopqrstuvwxyz012345",
+        };
+        static const char *const invalid[] = {
+                "",    "A",    "Runner", "0abc", "-abc", "a.b", "a b", "a$", "\xc3\xa9t\xc3\xa9",
+                "a\n", "abcdefghijklmnopqrstuvwxyz0123456",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(valid); i++) {
+                ck_assert_msg(user_name_valid(valid[i]), "\"%s\" refused", valid[i]);
+                ck_assert(group_name_valid(valid[i]));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(invalid); i++) {
+                ck_assert_msg(!user_name_valid(invalid[i]), "\"%s\" accepted", invalid[i]);
+                ck_assert(!group_name_valid(invalid[i]));
+        }
+        ck_assert(!user_name_valid(NULL));
+}
+END_TEST
+
+START_TEST(test_root_equivalent_groups)
+{
+        static const char *const forbidden[] = {
+                "root",   "wheel", "sudo",  "admin",       "adm",     "disk",           "shadow",
+                "docker", "podman", "lxd", "incus", "incus-admin", "libvirt", "systemd-journal",
+        };
+        static const char *const allowed[] = { "kvm", "video", "render", "users", "dockers", "Root", "" };
+
+        for (size_t i = 0; i < ELEMENTSOF(forbidden); i++)
+                ck_assert_msg(group_is_root_equivalent(forbidden[i]), "%s allowed", forbidden[i]);
+        for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
+                ck_assert_msg(!group_is_root_equivalent(allowed[i]), "%s refused", allowed[i]);
+}
+END_TEST
+
+START_TEST(test_env_rules)
+{
+        ck_assert(env_name_valid("PATH"));
+        ck_assert(env_name_valid("_x1"));
+        ck_assert(env_name_valid("a"));
+        ck_assert(env_name_valid("ACTIONS"));
+        ck_assert(env_name_valid("MY_ACTIONS_X"));
+        ck_assert(!env_name_valid("ACTIONS_RUNTIME_TOKEN"));
+        ck_assert(!env_name_valid("ACTIONS_"));
+        ck_assert(!env_name_valid(""));
+        ck_assert(!env_name_valid("1X"));
+        ck_assert(!env_name_valid("A-B"));
+        ck_assert(!env_name_valid("A=B"));
+        ck_assert(!env_name_valid("A B"));
+        ck_assert(!env_name_valid(NULL));
+
+        ck_assert(env_value_valid(""));
+        ck_assert(env_value_valid("a b\tc=d"));
+        ck_assert(!env_value_valid("a\nb"));
+        ck_assert(!env_value_valid("a\rb"));
+        ck_assert(!env_value_valid(NULL));
+}
+END_TEST
+
+START_TEST(test_path_rule)
+{
+        static const char *const valid[] = { "/", "/a", "/opt/hca", "/var/run/tailscale", "/a b/c", "/..a/.b/c.." };
+        static const char *const invalid[] = {
+                "", "a", "a/b", "//", "/a//b", "/a/", "/.", "/..", "/a/./b", "/a/../b", "/a/.", "/a/..", "./a",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(valid); i++)
+                ck_assert_msg(path_is_plain_absolute(valid[i]), "\"%s\" refused", valid[i]);
+        for (size_t i = 0; i < ELEMENTSOF(invalid); i++)
+                ck_assert_msg(!path_is_plain_absolute(invalid[i]), "\"%s\" accepted", invalid[i]);
+        ck_assert(!path_is_plain_absolute(NULL));
+}
+END_TEST
+
+START_TEST(test_unit_rule)
+{
+        static const char *const valid[] = { "a.service", "walinuxagent.service", "x@1.service", "a.b.c" };
+        static const char *const invalid[] = {
+                "", "service", "-a.service", "a .service", "a\t.service", "a.service\n", "a\x7f.service",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(valid); i++)
+                ck_assert_msg(unit_name_valid(valid[i]), "\"%s\" refused", valid[i]);
+        for (size_t i = 0; i < ELEMENTSOF(invalid); i++)
+                ck_assert_msg(!unit_name_valid(invalid[i]), "\"%s\" accepted", invalid[i]);
+        ck_assert(!unit_name_valid(NULL));
+}
+END_TEST
+
+START_TEST(test_too_large)
+{
+        size_t size = CONFIG_MAX_SIZE + 1;
+        _cleanup_free_ char *s = malloc(size);
+        Config *c = NULL;
+        AjError e = {};
+
+        ck_assert_ptr_nonnull(s);
+        memset(s, '\n', size);
+        ck_assert_int_eq(config_parse(s, size, &c, &e), -EFBIG);
+        ck_assert_ptr_null(c);
+        ck_assert_ptr_nonnull(strstr(e.message, "262144"));
+}
+END_TEST
+
+/* ---- config_load() ---- */
+
+static char tmpdir[] = "/tmp/test-config-XXXXXX";
+
+static void setup_tmpdir(void)
+{
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown_tmpdir(void)
+{
+        static const char *const names[] = { "ok.toml", "bad.toml", "link.toml", "big.toml", "dir", "fifo" };
+        char path[sizeof(tmpdir) + 32];
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                (void)snprintf(path, sizeof(path), "%s/%s", tmpdir, names[i]);
+                (void)unlink(path);
+                (void)rmdir(path);
+        }
+        (void)rmdir(tmpdir);
+        memcpy(tmpdir + strlen(tmpdir) - 6, "XXXXXX", 6);
+}
+
+static const char *tmp_path(const char *name)
+{
+        static char path[sizeof(tmpdir) + 32];
+
+        (void)snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+        return path;
+}
+
+static void write_file(const char *name, const char *data, size_t size)
+{
+        FILE *f = fopen(tmp_path(name), "we");
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_uint_eq(fwrite(data, 1, size, f), size);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static void write_string(const char *name, const char *s)
+{
+        write_file(name, s, strlen(s));
+}
+
+/* config_load() of name fails with the message "PATH<suffix>", at line:column. */
+static void assert_load_fails(const char *name, int err, unsigned line, unsigned column, const char *suffix)
+{
+        char expected[512];
+        Config *c = NULL;
+        AjError e = {};
+
+        (void)snprintf(expected, sizeof(expected), "%s%s", tmp_path(name), suffix);
+        ck_assert_int_eq(config_load(tmp_path(name), &c, &e), -err);
+        ck_assert_ptr_null(c);
+        ck_assert_str_eq(e.message, expected);
+        ck_assert_uint_eq(e.line, line);
+        ck_assert_uint_eq(e.column, column);
+}
+
+START_TEST(test_load_ok)
+{
+        _cleanup_(config_freep) Config *c = NULL;
+        AjError e = {};
+
+        write_string("ok.toml", "[sandbox]\nuser = \"loaded\"\n");
+        ck_assert_int_eq(config_load(tmp_path("ok.toml"), &c, &e), 0);
+        ck_assert_str_eq(c->sandbox_user, "loaded");
+}
+END_TEST
+
+START_TEST(test_load_parse_error)
+{
+        write_string("bad.toml", "[sandbox]\nuser = 5\n");
+        assert_load_fails("bad.toml", EINVAL, 2, 8, ":2:8: [sandbox] user: expected a string, found an integer");
+}
+END_TEST
+
+START_TEST(test_load_missing)
+{
+        assert_load_fails("missing.toml", ENOENT, 0, 0, ": No such file or directory");
+}
+END_TEST
+
+START_TEST(test_load_link)
+{
+        write_string("ok.toml", "");
+        ck_assert_int_eq(symlink("ok.toml", tmp_path("link.toml")), 0);
+        assert_load_fails("link.toml", ELOOP, 0, 0, ": is a link");
+}
+END_TEST
+
+START_TEST(test_load_not_regular)
+{
+        ck_assert_int_eq(mkdir(tmp_path("dir"), 0700), 0);
+        assert_load_fails("dir", EBADFD, 0, 0, ": is not a regular file");
+        ck_assert_int_eq(mkfifo(tmp_path("fifo"), 0600), 0);
+        assert_load_fails("fifo", EBADFD, 0, 0, ": is not a regular file");
+}
+END_TEST
+
+START_TEST(test_load_too_large)
+{
+        size_t size = CONFIG_MAX_SIZE + 1;
+        _cleanup_free_ char *s = malloc(size);
+
+        ck_assert_ptr_nonnull(s);
+        memset(s, '\n', size);
+        write_file("big.toml", s, size);
+        assert_load_fails("big.toml", EFBIG, 0, 0, ": is larger than 262144 bytes");
+}
+END_TEST
+
+/* ---- Refused ---- */
+
+typedef struct Refusal {
+        const char *input;
+        unsigned line, column;
+        const char *message; /* a substring of the message */
+} Refusal;
+
+static const Refusal refusals[] = {
+        /* Tables and keys */
+        { "[sandbox]\nusr = \"x\"\n", 2, 1, "[sandbox] unknown key \"usr\" (did you mean \"user\"?)" },
+        { "[sandbox]\nshell = \"/bin/sh\"\n", 2, 1, "[sandbox] unknown key \"shell\"" },
+        { "[sandbox]\nworld-write-walk = true\n", 2, 1, "[sandbox] unknown key \"world-write-walk\"" },
+        { "[sandbox]\n\"a\\nb\" = 1\n", 2, 1, "[sandbox] unknown key \"a\\nb\"" },
+        { "[sandbx]\nuser = \"x\"\n", 1, 1, "unknown table [sandbx] (did you mean [sandbox]?)" },
+        { "[egres]\n", 1, 1, "unknown table [egres] (did you mean [egress]?)" },
+        { "[sandbox.check]\ncontrol-url = \"https://github.com/\"\n", 1, 1, "unknown table [sandbox.check]" },
+        { "[sandbox]\nuser = \"a\"\n[sandbox.foo]\n", 3, 1, "unknown table [sandbox.foo]" },
+        { "[run]\n", 1, 1, "unknown table [run]" },
+        { "[setup]\npackages = []\n", 1, 1, "unknown table [setup]" },
+        { "[\"odd name\"]\n", 1, 1, "unknown table [\"odd name\"]" },
+        { "user = \"x\"\n", 1, 1, "unknown key \"user\" outside any table" },
+        { "\n  timeout = 5\n", 2, 3, "unknown key \"timeout\" outside any table" },
+        { "sandbox = 1\n", 1, 11, "sandbox: expected a table, found an integer" },
+        { "[[sandbox]]\n", 1, 1, "sandbox: expected a table, found an array" },
+        { "[egress]\ndirect = []\n", 2, 1, "[egress] unknown key \"direct\"" },
+        { "[egress]\nproxi = false\n", 2, 1, "[egress] unknown key \"proxi\" (did you mean \"proxy\"?)" },
+        /* user */
+        { "[sandbox]\nuser = 5\n", 2, 8, "[sandbox] user: expected a string, found an integer" },
+        { "[sandbox]\nuser = -1\n", 2, 8, "[sandbox] user: expected a string, found an integer" },
+        { "[sandbox]\nuser = [\"a\"]\n", 2, 8, "[sandbox] user: expected a string, found an array" },
+        { "[sandbox]\nuser = \"root\"\n", 2, 8, "[sandbox] user: \"root\" is refused: the sandbox user must not be root" },
+        { "[sandbox]\nuser = \"Runner\"\n", 2, 8, "[sandbox] user: \"Runner\" is not a valid user name" },
+        { "[sandbox]\nuser = \"abcdefghijklmnopqrstuvwxyz0123456\"\n", 2, 8, "is not a valid user name (it must match ^[a-z_][a-z0-9_-]{0,31}$)" },
+        { "[sandbox]\nuser = \"\"\n", 2, 8, "[sandbox] user: \"\" is not a valid user name" },
+        { "[sandbox]\nuser = \"1abc\"\n", 2, 8, "is not a valid user name" },
+        { "[sandbox]\nuser = \"a\\nb\"\n", 2, 8, "[sandbox] user: \"a\\nb\" is not a valid user name" },
+        /* runner-user */
+        { "[sandbox]\nrunner-user = \"runner-sandbox\"\n", 2, 15, "[sandbox] runner-user: \"runner-sandbox\" is the sandbox user: runner-user must differ from user" },
+        { "[sandbox]\nrunner-user = \"ci\"\nuser = \"ci\"\n", 2, 15, "runner-user must differ from user" },
+        { "[sandbox]\nrunner-user = \"root\"\n", 2, 15, "[sandbox] runner-user: \"root\" is refused: the runner user must not be root" },
+        { "[sandbox]\nrunner-user = \"Bob\"\n", 2, 15, "[sandbox] runner-user: \"Bob\" is not a valid user name" },
+        { "[sandbox]\nrunner-user = false\n", 2, 15, "[sandbox] runner-user: expected a string, found a boolean" },
+        /* groups */
+        { "[sandbox]\ngroups = [\"docker\"]\n", 2, 11, "[sandbox] groups: group \"docker\" is refused: membership in it is root by another name" },
+        { "[sandbox]\ngroups = [\"kvm\", \"wheel\"]\n", 2, 18, "group \"wheel\" is refused" },
+        { "[sandbox]\ngroups = [\"kvm\", \"systemd-journal\"]\n", 2, 18, "root by another name" },
+        { "[sandbox]\ngroups = [\"kvm\", \"video\", \"kvm\"]\n", 2, 27, "[sandbox] groups: group \"kvm\" is listed twice" },
+        { "[sandbox]\ngroups = [\"Video\"]\n", 2, 11, "[sandbox] groups: \"Video\" is not a valid group name" },
+        { "[sandbox]\ngroups = \"kvm\"\n", 2, 10, "[sandbox] groups: expected an array of strings, found a string" },
+        { "[sandbox]\ngroups = [1]\n", 2, 11, "[sandbox] groups: expected an array of strings, found an integer in the array" },
+        { "[sandbox]\ngroups = [[\"kvm\"]]\n", 2, 11, "found an array in the array" },
+        /* booleans */
+        { "[sandbox]\nallow-existing-user = \"yes\"\n", 2, 23, "[sandbox] allow-existing-user: expected a boolean, found a string" },
+        { "[sandbox]\nlock-runner = 1\n", 2, 15, "[sandbox] lock-runner: expected a boolean, found an integer" },
+        { "[egress]\nproxy = \"no\"\n", 2, 9, "[egress] proxy: expected a boolean, found a string" },
+        { "[egress]\nproxy = {}\n", 2, 9, "[egress] proxy: expected a boolean, found a table" },
+        /* private-dirs */
+        { "[sandbox]\nprivate-dirs = [\"relative/dir\"]\n", 2, 17, "[sandbox] private-dirs: \"relative/dir\" is not a plain absolute path" },
+        { "[sandbox]\nprivate-dirs = [\"/ok\", \"/home/../etc\"]\n", 2, 24, "\"/home/../etc\" is not a plain absolute path" },
+        { "[sandbox]\nprivate-dirs = [\"/srv/\"]\n", 2, 17, "\"/srv/\" is not a plain absolute path" },
+        { "[sandbox]\nprivate-dirs = [\"/a/./b\"]\n", 2, 17, "is not a plain absolute path" },
+        { "[sandbox]\nprivate-dirs = [\"\"]\n", 2, 17, "is not a plain absolute path" },
+        { "[sandbox]\nprivate-dirs = [\"/\"]\n", 2, 17, "[sandbox] private-dirs: \"/\" is refused" },
+        { "[sandbox]\nprivate-dirs = [\"/a\\nb\"]\n", 2, 17, "[sandbox] private-dirs: \"/a\\nb\" contains a control character" },
+        { "[sandbox]\nprivate-dirs = \"/opt\"\n", 2, 16, "expected an array of strings, found a string" },
+        /* stop-services */
+        { "[sandbox]\nstop-services = [\"-foo.service\"]\n", 2, 18, "[sandbox] stop-services: \"-foo.service\" is not a unit name" },
+        { "[sandbox]\nstop-services = [\"foo\"]\n", 2, 18, "\"foo\" is not a unit name" },
+        { "[sandbox]\nstop-services = [\"a.service\", \"foo bar.service\"]\n", 2, 31, "\"foo bar.service\" is not a unit name" },
+        { "[sandbox]\nstop-services = [true]\n", 2, 18, "found a boolean in the array" },
+        /* env */
+        { "[sandbox]\nenv = { ACTIONS_FOO = \"x\" }\n", 2, 9, "[sandbox] env: ACTIONS_FOO: names starting ACTIONS_ are refused: they carry the job's credentials" },
+        { "[sandbox.env]\nOK = \"1\"\nACTIONS_RUNTIME_TOKEN = \"x\"\n", 3, 1, "[sandbox] env: ACTIONS_RUNTIME_TOKEN: names starting ACTIONS_ are refused" },
+        { "[sandbox]\nenv = { FOO = \"a\\nb\" }\n", 2, 15, "[sandbox] env: FOO: the value must not contain a newline or a carriage return" },
+        { "[sandbox]\nenv = { FOO = \"a\\rb\" }\n", 2, 15, "[sandbox] env: FOO: the value must not contain a newline" },
+        { "[sandbox]\nenv = { \"1X\" = \"a\" }\n", 2, 9, "[sandbox] env: \"1X\" is not a valid variable name (it must match ^[A-Za-z_][A-Za-z0-9_]*$)" },
+        { "[sandbox]\nenv = { \"A-B\" = \"a\" }\n", 2, 9, "\"A-B\" is not a valid variable name" },
+        { "[sandbox]\nenv = { \"\" = \"a\" }\n", 2, 9, "\"\" is not a valid variable name" },
+        { "[sandbox]\nenv = { FOO = 1 }\n", 2, 15, "[sandbox] env: FOO: expected a string, found an integer" },
+        { "[sandbox.env.FOO]\n", 1, 1, "[sandbox] env: FOO: expected a string, found a table" },
+        { "[sandbox]\nenv = \"FOO=1\"\n", 2, 7, "[sandbox] env: expected a table, found a string" },
+        { "[sandbox]\nenv = [\"FOO=1\"]\n", 2, 7, "[sandbox] env: expected a table, found an array" },
+        /* enter */
+        { "[sandbox]\nenter = \"bogus\"\n", 2, 9, "[sandbox] enter: \"bogus\" is not one of \"auto\", \"run0\", \"systemd-run\", \"direct\"" },
+        { "[sandbox]\nenter = \"Auto\"\n", 2, 9, "\"Auto\" is not one of" },
+        { "[sandbox]\nenter = true\n", 2, 9, "[sandbox] enter: expected a string, found a boolean" },
+        /* Syntax errors come through with their place. */
+        { "[sandbox]\nuser = \n", 2, 8, "expected a value" },
+        { "[sandbox]\nuser = \"a\"\nuser = \"b\"\n", 3, 1, "duplicate key \"user\"" },
+        { "[sandbox]\n[sandbox]\n", 2, 1, "table [sandbox] is defined twice" },
+        { "[sandbox]\nlock-runner = yes\n", 2, 15, "strings must be quoted" },
+};
+
+START_TEST(test_refusals)
+{
+        const Refusal *t = &refusals[_i];
+        Config *c = NULL;
+        AjError e = {};
+        int r;
+
+        r = config_parse(t->input, strlen(t->input), &c, &e);
+        ck_assert_msg(r == -EINVAL, "case %d: accepted or wrong error %d", _i, r);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strstr(e.message, t->message), "case %d: message \"%s\" lacks \"%s\"", _i, e.message,
+                      t->message);
+        ck_assert_msg(e.line == t->line && e.column == t->column, "case %d (%s): at %u:%u, expected %u:%u", _i,
+                      e.message, e.line, e.column, t->line, t->column);
+        ck_assert_msg(!strchr(e.message, '\n'), "case %d: message spans lines", _i);
+        ck_assert_msg(e.message[strlen(e.message) - 1] != '.', "case %d: message ends with a period", _i);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+        Suite *s = suite_create("config");
+        TCase *accepted = tcase_create("accepted");
+        TCase *rules = tcase_create("rules");
+        TCase *load = tcase_create("load");
+        TCase *refused = tcase_create("refused");
+
+        tcase_add_test(accepted, test_defaults);
+        tcase_add_test(accepted, test_every_key);
+        tcase_add_test(accepted, test_env_table);
+        tcase_add_test(accepted, test_empty_lists);
+        tcase_add_test(accepted, test_enter_values);
+        tcase_add_test(accepted, test_inline_sections);
+        tcase_add_test(accepted, test_runner_user_after_user);
+        suite_add_tcase(s, accepted);
+
+        tcase_add_test(rules, test_user_name_rule);
+        tcase_add_test(rules, test_root_equivalent_groups);
+        tcase_add_test(rules, test_env_rules);
+        tcase_add_test(rules, test_path_rule);
+        tcase_add_test(rules, test_unit_rule);
+        tcase_add_test(rules, test_too_large);
+        suite_add_tcase(s, rules);
+
+        tcase_add_checked_fixture(load, setup_tmpdir, teardown_tmpdir);
+        tcase_add_test(load, test_load_ok);
+        tcase_add_test(load, test_load_parse_error);
+        tcase_add_test(load, test_load_missing);
+        tcase_add_test(load, test_load_link);
+        tcase_add_test(load, test_load_not_regular);
+        tcase_add_test(load, test_load_too_large);
+        suite_add_tcase(s, load);
+
+        tcase_add_loop_test(refused, test_refusals, 0, (int)ELEMENTSOF(refusals));
+        suite_add_tcase(s, refused);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(config_suite());
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
