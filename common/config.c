@@ -16,17 +16,19 @@
 #include "read-file.h"
 #include "toml.h"
 
-#define NAME_RULE     "^[a-z_][a-z0-9_-]{0,31}$"
-#define ENV_NAME_RULE "^[A-Za-z_][A-Za-z0-9_]*$"
+#define NAME_RULE            "^[a-z_][a-z0-9_-]{0,31}$"
+#define ENV_NAME_RULE        "^[A-Za-z_][A-Za-z0-9_]*$"
 #define ENV_FORBIDDEN_PREFIX "ACTIONS_"
 
-/* Room for one quoted name or value in a message. */
+/* s escaped for a message (see toml_escape()), in a buffer that lives until the end of the enclosing
+ * block. */
 #define QUOTE_MAX 96
+#define QUOTE(s)  toml_escape((s), (char[QUOTE_MAX]){ 0 }, QUOTE_MAX)
 
 /* Membership in any of these is root by another name. */
 static const char *const root_equivalent_groups[] = {
-        "root",  "wheel", "sudo",  "admin", "adm", "disk",    "shadow",          "docker",
-        "podman", "lxd", "incus", "incus-admin", "libvirt", "systemd-journal",
+        "root",   "wheel",  "sudo", "admin", "adm",         "disk",    "shadow",
+        "docker", "podman", "lxd",  "incus", "incus-admin", "libvirt", "systemd-journal",
 };
 
 static const char *const enter_backend_names[] = {
@@ -185,11 +187,6 @@ static int field_error(AjError *e, const Field *f, Place at, const char *fmt, ..
         return aj_error(e, EINVAL, at.line, at.column, "[%s] %s: %s", f->table, f->key, detail);
 }
 
-static const char *quote(const char *s, char buf[static QUOTE_MAX])
-{
-        return toml_escape(s, buf, QUOTE_MAX);
-}
-
 /* Levenshtein distance, for "did you mean"; short strings only. */
 static size_t edit_distance(const char *a, const char *b)
 {
@@ -228,15 +225,11 @@ static int expect_type(AjError *e, const Field *f, TomlType type)
                            toml_type_description(toml_type(f->value)));
 }
 
-static int parse_string(AjError *e, const Field *f, char **target)
+/* Replaces *target by a copy of the string value, whose type the caller checked. */
+static int set_string(AjError *e, const Field *f, char **target)
 {
-        char *s;
-        int r;
+        char *s = strdup(toml_string(f->value));
 
-        r = expect_type(e, f, TOML_STRING);
-        if (r < 0)
-                return r;
-        s = strdup(toml_string(f->value));
         if (!s)
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");
         free(*target);
@@ -302,13 +295,14 @@ typedef struct State {
 static int check_user_name(AjError *e, const Field *f, const char *what)
 {
         const char *s = toml_string(f->value);
-        char q[QUOTE_MAX];
 
         if (!user_name_valid(s))
-                return field_error(e, f, value_place(f->value), "\"%s\" is not a valid user name (it must match %s)",
-                                   quote(s, q), NAME_RULE);
+                return field_error(e, f, value_place(f->value),
+                                   "\"%s\" is not a valid user name (it must match %s)", QUOTE(s),
+                                   NAME_RULE);
         if (strcmp(s, "root") == 0)
-                return field_error(e, f, value_place(f->value), "\"root\" is refused: %s must not be root", what);
+                return field_error(e, f, value_place(f->value), "\"root\" is refused: %s must not be root",
+                                   what);
         return 0;
 }
 
@@ -322,7 +316,7 @@ static int parse_user(AjError *e, const Field *f, State *s)
         r = check_user_name(e, f, "the sandbox user");
         if (r < 0)
                 return r;
-        return parse_string(e, f, &s->config->sandbox_user);
+        return set_string(e, f, &s->config->sandbox_user);
 }
 
 static int parse_runner_user(AjError *e, const Field *f, State *s)
@@ -336,7 +330,7 @@ static int parse_runner_user(AjError *e, const Field *f, State *s)
         if (r < 0)
                 return r;
         s->runner_user = f->value;
-        return parse_string(e, f, &s->config->runner_user);
+        return set_string(e, f, &s->config->runner_user);
 }
 
 static bool strv_contains(char *const *v, const char *s)
@@ -350,11 +344,11 @@ static bool strv_contains(char *const *v, const char *s)
 static int check_group(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
 {
         const char *s = toml_string(item);
-        char q[QUOTE_MAX];
 
         if (!group_name_valid(s))
-                return field_error(e, f, value_place(item), "\"%s\" is not a valid group name (it must match %s)",
-                                   quote(s, q), NAME_RULE);
+                return field_error(e, f, value_place(item),
+                                   "\"%s\" is not a valid group name (it must match %s)", QUOTE(s),
+                                   NAME_RULE);
         if (group_is_root_equivalent(s))
                 return field_error(e, f, value_place(item),
                                    "group \"%s\" is refused: membership in it is root by another name", s);
@@ -381,18 +375,18 @@ static int parse_lock_runner(AjError *e, const Field *f, State *s)
 static int check_private_dir(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
 {
         const char *s = toml_string(item);
-        char q[QUOTE_MAX];
 
         (void)earlier;
         if (has_control_character(s))
-                return field_error(e, f, value_place(item), "\"%s\" contains a control character", quote(s, q));
+                return field_error(e, f, value_place(item), "\"%s\" contains a control character", QUOTE(s));
         if (!path_is_plain_absolute(s))
                 return field_error(e, f, value_place(item),
                                    "\"%s\" is not a plain absolute path (it must start with \"/\", with no "
                                    "empty, \".\" or \"..\" component and no trailing \"/\")",
-                                   quote(s, q));
+                                   QUOTE(s));
         if (strcmp(s, "/") == 0)
-                return field_error(e, f, value_place(item), "\"/\" is refused: closing it would close everything");
+                return field_error(e, f, value_place(item),
+                                   "\"/\" is refused: closing it would close everything");
         return 0;
 }
 
@@ -404,14 +398,14 @@ static int parse_private_dirs(AjError *e, const Field *f, State *s)
 static int check_unit(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
 {
         const char *s = toml_string(item);
-        char q[QUOTE_MAX];
 
         (void)earlier;
         if (!unit_name_valid(s))
-                return field_error(e, f, value_place(item),
-                                   "\"%s\" is not a unit name (it must contain \".\", not start with \"-\", and "
-                                   "hold no whitespace or control character)",
-                                   quote(s, q));
+                return field_error(
+                        e, f, value_place(item),
+                        "\"%s\" is not a unit name (it must contain \".\", not start with \"-\", and "
+                        "hold no whitespace or control character)",
+                        QUOTE(s));
         return 0;
 }
 
@@ -425,17 +419,16 @@ static int check_env_entry(AjError *e, const Field *f, size_t i)
 {
         const char *name = toml_table_key(f->value, i);
         const TomlValue *v = toml_table_value(f->value, i);
-        char q[QUOTE_MAX];
 
         if (env_name_forbidden(name))
                 return field_error(e, f, key_place(f->value, i),
                                    "%s: names starting " ENV_FORBIDDEN_PREFIX
                                    " are refused: they carry the job's credentials",
-                                   quote(name, q));
+                                   QUOTE(name));
         if (!env_name_syntax_valid(name))
                 return field_error(e, f, key_place(f->value, i),
                                    "\"%s\" is not a valid variable name (it must match " ENV_NAME_RULE ")",
-                                   quote(name, q));
+                                   QUOTE(name));
         if (toml_type(v) != TOML_STRING)
                 return field_error(e, f, value_place(v), "%s: expected a string, found %s", name,
                                    toml_type_description(toml_type(v)));
@@ -490,7 +483,6 @@ static int parse_env(AjError *e, const Field *f, State *s)
 static int parse_enter(AjError *e, const Field *f, State *s)
 {
         const char *name;
-        char q[QUOTE_MAX];
         int r;
 
         r = expect_type(e, f, TOML_STRING);
@@ -503,7 +495,8 @@ static int parse_enter(AjError *e, const Field *f, State *s)
                         return 0;
                 }
         return field_error(e, f, value_place(f->value),
-                           "\"%s\" is not one of \"auto\", \"run0\", \"systemd-run\", \"direct\"", quote(name, q));
+                           "\"%s\" is not one of \"auto\", \"run0\", \"systemd-run\", \"direct\"",
+                           QUOTE(name));
 }
 
 /* ---- [egress] ---- */
@@ -550,15 +543,14 @@ static const TableDef tables[] = {
 /* name as it would be written in a header: bare if it can be, else quoted. */
 static const char *header_part(const char *name, char buf[static QUOTE_MAX + 2])
 {
-        char q[QUOTE_MAX];
         bool bare = name[0] != '\0';
 
         for (const char *c = name; *c; c++)
                 bare = bare && (is_lower(*c) || is_upper(*c) || is_digit(*c) || *c == '_' || *c == '-');
         if (bare)
-                (void)snprintf(buf, QUOTE_MAX + 2, "%s", quote(name, q));
+                (void)snprintf(buf, QUOTE_MAX + 2, "%s", QUOTE(name));
         else
-                (void)snprintf(buf, QUOTE_MAX + 2, "\"%s\"", quote(name, q));
+                (void)snprintf(buf, QUOTE_MAX + 2, "\"%s\"", QUOTE(name));
         return buf;
 }
 
@@ -570,27 +562,27 @@ static int unknown_table(AjError *e, const char *parent, const char *name, const
 
         if (suggestion)
                 return aj_error(e, EINVAL, at.line, at.column, "unknown table [%s%s%s] (did you mean [%s]?)",
-                                parent ? parent : "", parent ? "." : "", header_part(name, part), suggestion);
-        return aj_error(e, EINVAL, at.line, at.column, "unknown table [%s%s%s]", parent ? parent : "", parent ? "." : "",
-                        header_part(name, part));
+                                parent ? parent : "", parent ? "." : "", header_part(name, part),
+                                suggestion);
+        return aj_error(e, EINVAL, at.line, at.column, "unknown table [%s%s%s]", parent ? parent : "",
+                        parent ? "." : "", header_part(name, part));
 }
 
-static int unknown_key(AjError *e, const TomlValue *table, size_t i, const char *table_name, const KeyDef *keys,
-                       size_t n_keys)
+static int unknown_key(AjError *e, const TomlValue *table, size_t i, const char *table_name,
+                       const KeyDef *keys, size_t n_keys)
 {
         const char *key = toml_table_key(table, i);
         const TomlValue *v = toml_table_value(table, i);
         Place at = key_place(table, i);
-        char q[QUOTE_MAX];
 
         if (toml_type(v) == TOML_TABLE)
                 return unknown_table(e, table_name, key, v, NULL);
         for (size_t k = 0; k < n_keys; k++)
                 if (edit_distance(key, keys[k].name) <= 2)
                         return aj_error(e, EINVAL, at.line, at.column,
-                                        "[%s] unknown key \"%s\" (did you mean \"%s\"?)", table_name, quote(key, q),
-                                        keys[k].name);
-        return aj_error(e, EINVAL, at.line, at.column, "[%s] unknown key \"%s\"", table_name, quote(key, q));
+                                        "[%s] unknown key \"%s\" (did you mean \"%s\"?)", table_name,
+                                        QUOTE(key), keys[k].name);
+        return aj_error(e, EINVAL, at.line, at.column, "[%s] unknown key \"%s\"", table_name, QUOTE(key));
 }
 
 static int parse_table(AjError *e, const TableDef *def, const TomlValue *table, State *s)
@@ -620,7 +612,6 @@ static int parse_root(AjError *e, const TomlValue *root, State *s)
                 const TomlValue *v = toml_table_value(root, i);
                 const TableDef *def = NULL;
                 const char *suggestion = NULL;
-                char q[QUOTE_MAX];
                 int r;
 
                 for (size_t j = 0; j < ELEMENTSOF(tables); j++) {
@@ -630,16 +621,18 @@ static int parse_root(AjError *e, const TomlValue *root, State *s)
                                 suggestion = tables[j].name;
                 }
                 if (def && toml_type(v) != TOML_TABLE)
-                        return aj_error(e, EINVAL, toml_line(v), toml_column(v), "%s: expected a table, found %s",
-                                        name, toml_type_description(toml_type(v)));
+                        return aj_error(e, EINVAL, toml_line(v), toml_column(v),
+                                        "%s: expected a table, found %s", name,
+                                        toml_type_description(toml_type(v)));
                 if (!def && toml_type(v) == TOML_TABLE)
                         return unknown_table(e, NULL, name, v, suggestion);
                 if (!def) {
                         Place at = key_place(root, i);
-                        return aj_error(e, EINVAL, at.line, at.column,
-                                        "unknown key \"%s\" outside any table (keys belong in a table such as "
-                                        "[sandbox])",
-                                        quote(name, q));
+                        return aj_error(
+                                e, EINVAL, at.line, at.column,
+                                "unknown key \"%s\" outside any table (keys belong in a table such as "
+                                "[sandbox])",
+                                QUOTE(name));
                 }
 
                 r = parse_table(e, def, v, s);
@@ -656,10 +649,11 @@ static int check_config(AjError *e, const State *s)
 
         if (c->runner_user && strcmp(c->runner_user, c->sandbox_user) == 0) {
                 Place at = value_place(s->runner_user);
-                return aj_error(e, EINVAL, at.line, at.column,
-                                "[sandbox] runner-user: \"%s\" is the sandbox user: runner-user must differ from "
-                                "user",
-                                c->runner_user);
+                return aj_error(
+                        e, EINVAL, at.line, at.column,
+                        "[sandbox] runner-user: \"%s\" is the sandbox user: runner-user must differ from "
+                        "user",
+                        c->runner_user);
         }
         return 0;
 }
@@ -679,27 +673,28 @@ void config_free(Config *c)
         free(c);
 }
 
-static int config_new(Config **ret)
+static Config *config_new(void)
 {
-        _cleanup_(config_freep) Config *c = calloc(1, sizeof(*c));
+        Config *c = calloc(1, sizeof(*c));
 
         if (!c)
-                return -ENOMEM;
+                return NULL;
         c->sandbox_user = strdup("runner-sandbox");
         c->sandbox_groups = calloc(2, sizeof(char *));
+        if (c->sandbox_groups)
+                c->sandbox_groups[0] = strdup("kvm");
         c->private_dirs = calloc(1, sizeof(char *));
         c->stop_services = calloc(1, sizeof(char *));
         c->env = calloc(1, sizeof(char *));
-        if (!c->sandbox_user || !c->sandbox_groups || !c->private_dirs || !c->stop_services || !c->env)
-                return -ENOMEM;
-        c->sandbox_groups[0] = strdup("kvm");
-        if (!c->sandbox_groups[0])
-                return -ENOMEM;
+        if (!c->sandbox_user || !c->sandbox_groups || !c->sandbox_groups[0] || !c->private_dirs ||
+            !c->stop_services || !c->env) {
+                config_free(c);
+                return NULL;
+        }
         c->lock_runner = true;
         c->enter = ENTER_AUTO;
         c->egress_proxy = true;
-        *ret = TAKE_PTR(c);
-        return 0;
+        return c;
 }
 
 int config_parse(const char *data, size_t size, Config **ret_config, AjError *reterr)
@@ -717,7 +712,8 @@ int config_parse(const char *data, size_t size, Config **ret_config, AjError *re
         r = toml_parse(data, size, &root, reterr);
         if (r < 0)
                 return r;
-        if (config_new(&c) < 0)
+        c = config_new();
+        if (!c)
                 return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
         s.config = c;
         r = parse_root(reterr, root, &s);
@@ -749,7 +745,6 @@ int config_load(const char *path, Config **ret_config, AjError *reterr)
 {
         _cleanup_free_ char *data = NULL;
         AjError inner = {};
-        char text[64];
         size_t size = 0;
         int r;
 
@@ -757,8 +752,10 @@ int config_load(const char *path, Config **ret_config, AjError *reterr)
         assert(ret_config);
 
         r = read_regular_nofollow(AT_FDCWD, path, CONFIG_MAX_SIZE, &data, &size);
-        if (r < 0)
+        if (r < 0) {
+                char text[64];
                 return aj_error(reterr, -r, 0, 0, "%s: %s", path, read_error_text(-r, text, sizeof(text)));
+        }
 
         r = config_parse(data, size, ret_config, &inner);
         if (r < 0 && inner.line > 0)

@@ -585,8 +585,8 @@ static int parse_unicode_escape(Parser *p, char *out, size_t *ret_len)
                 cp = cp * 16 + (uint32_t)h;
         }
         if (cp == 0)
-                return fail_at(p, at, "\\%c%.*s is not allowed: strings cannot hold NUL", letter, (int)digits,
-                               p->data + p->pos + 2);
+                return fail_at(p, at, "\\%c%.*s is not allowed: strings cannot hold NUL", letter,
+                               (int)digits, p->data + p->pos + 2);
         if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
                 return fail_at(p, at, "\\%c%.*s is not a unicode scalar value", letter, (int)digits,
                                p->data + p->pos + 2);
@@ -599,7 +599,8 @@ static int parse_unicode_escape(Parser *p, char *out, size_t *ret_len)
 static int parse_escape(Parser *p, char *out, size_t *ret_len)
 {
         static const char simple[][2] = {
-                { 'b', '\b' }, { 't', '\t' }, { 'n', '\n' }, { 'f', '\f' }, { 'r', '\r' }, { '"', '"' }, { '\\', '\\' },
+                { 'b', '\b' }, { 't', '\t' }, { 'n', '\n' },  { 'f', '\f' },
+                { 'r', '\r' }, { '"', '"' },  { '\\', '\\' },
         };
         int c = peek_at(p, 1);
 
@@ -816,14 +817,12 @@ static int parse_word(Parser *p, TomlValue **ret)
         Position at = here(p);
         const char *w = p->data + p->pos;
         size_t n = 0;
-        int r;
 
         while (is_word_char(peek(p))) {
                 p->pos++;
                 n++;
         }
-        if (n == 0)
-                return fail_at(p, at, "expected a value");
+        assert(n > 0);
 
         if (word_is(w, n, "true") || word_is(w, n, "false")) {
                 v = value_new(TOML_BOOLEAN, at);
@@ -837,6 +836,8 @@ static int parse_word(Parser *p, TomlValue **ret)
                         return fail_at(p, at, "dates are not supported");
                 if (is_alpha((unsigned char)w[0]))
                         return fail_at(p, at, "invalid value: strings must be quoted");
+                int r;
+
                 v = value_new(TOML_INTEGER, at);
                 if (!v)
                         return oom(p);
@@ -1007,7 +1008,8 @@ static int parse_keyval(Parser *p, TomlValue *table, unsigned depth)
                 return fail(p, "expected '=' after key");
         if (table_find(table, key)) {
                 char escaped[NAME_MAX_MESSAGE];
-                return fail_at(p, key_at, "duplicate key \"%s\"", toml_escape(key, escaped, sizeof(escaped)));
+                return fail_at(p, key_at, "duplicate key \"%s\"",
+                               toml_escape(key, escaped, sizeof(escaped)));
         }
         p->pos++;
         skip_whitespace(p);
@@ -1184,7 +1186,8 @@ static int define_array_element(Parser *p, TomlValue *parent, const HeaderName *
                 return fail_at(p, key_at, "cannot append to static array %s", name);
         if (e->value->type == TOML_TABLE)
                 return fail_at(p, header_at, "array of tables [[%s]] conflicts with table [%s]", name, name);
-        return fail_at(p, key_at, "%s is already defined as %s", name, toml_type_description(e->value->type));
+        return fail_at(p, key_at, "%s is already defined as %s", name,
+                       toml_type_description(e->value->type));
 }
 
 /* [a.b] or [[a.b]]: *ret_current becomes the table that the following key/value pairs go into. */

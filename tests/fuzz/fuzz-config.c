@@ -10,10 +10,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(x)                                                                                          \
-        do {                                                                                              \
-                if (!(x))                                                                                 \
-                        __builtin_trap();                                                                 \
+#define CHECK(x)                                                                                            \
+        do {                                                                                                \
+                if (!(x))                                                                                   \
+                        __builtin_trap();                                                                   \
         } while (0)
 
 static void check_config(const Config *c)

@@ -11,10 +11,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(x)                                                                                          \
-        do {                                                                                              \
-                if (!(x))                                                                                 \
-                        __builtin_trap();                                                                 \
+#define CHECK(x)                                                                                            \
+        do {                                                                                                \
+                if (!(x))                                                                                   \
+                        __builtin_trap();                                                                   \
         } while (0)
 
 static void walk(const TomlValue *v, unsigned depth)

@@ -51,7 +51,13 @@ static void assert_defaults(const Config *c)
 START_TEST(test_defaults)
 {
         static const char *const inputs[] = {
-                "", "\n", "# nothing here\n", "[sandbox]\n", "[egress]\n", "[sandbox]\n[egress]\n", "[sandbox.env]\n",
+                "",
+                "\n",
+                "# nothing here\n",
+                "[sandbox]\n",
+                "[egress]\n",
+                "[sandbox]\n[egress]\n",
+                "[sandbox.env]\n",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(inputs); i++) {
@@ -63,23 +69,24 @@ END_TEST
 
 START_TEST(test_every_key)
 {
-        _cleanup_(config_freep) Config *c = parse_ok("# a full configuration\r\n"
-                                                     "[sandbox]\r\n"
-                                                     "user = \"ci-sandbox\"\r\n"
-                                                     "groups = [\"kvm\", \"video\", \"render\"]\r\n"
-                                                     "allow-existing-user = true\r\n"
-                                                     "runner-user = \"runner\"\r\n"
-                                                     "lock-runner = false\r\n"
-                                                     "private-dirs = [\r\n"
-                                                     "  \"/opt/secrets\",\r\n"
-                                                     "  '/var/lib/private data',\r\n"
-                                                     "]\r\n"
-                                                     "stop-services = [\"walinuxagent.service\", \"hv-kvp.socket\"]\r\n"
-                                                     "env = { ZED = \"last\", A1 = \"x=y\", A = \"\", _B = 'it' }\r\n"
-                                                     "enter = \"systemd-run\"\r\n"
-                                                     "\r\n"
-                                                     "[egress]\r\n"
-                                                     "proxy = false\r\n");
+        _cleanup_(config_freep) Config *c =
+                parse_ok("# a full configuration\r\n"
+                         "[sandbox]\r\n"
+                         "user = \"ci-sandbox\"\r\n"
+                         "groups = [\"kvm\", \"video\", \"render\"]\r\n"
+                         "allow-existing-user = true\r\n"
+                         "runner-user = \"runner\"\r\n"
+                         "lock-runner = false\r\n"
+                         "private-dirs = [\r\n"
+                         "  \"/opt/secrets\",\r\n"
+                         "  '/var/lib/private data',\r\n"
+                         "]\r\n"
+                         "stop-services = [\"walinuxagent.service\", \"hv-kvp.socket\"]\r\n"
+                         "env = { ZED = \"last\", A1 = \"x=y\", A = \"\", _B = 'it' }\r\n"
+                         "enter = \"systemd-run\"\r\n"
+                         "\r\n"
+                         "[egress]\r\n"
+                         "proxy = false\r\n");
 
         ck_assert_str_eq(c->sandbox_user, "ci-sandbox");
         assert_strv(c->sandbox_groups, (const char *const[]){ "kvm", "video", "render" }, 3);
@@ -107,7 +114,8 @@ START_TEST(test_env_table)
 
         ck_assert_str_eq(c->sandbox_user, "sb");
         assert_strv(c->env,
-                    (const char *const[]){ "EMPTY=", "LANG=C.UTF-8", "TABBED=a\tb", "http_proxy=http://127.0.0.1:3128" },
+                    (const char *const[]){ "EMPTY=", "LANG=C.UTF-8", "TABBED=a\tb",
+                                           "http_proxy=http://127.0.0.1:3128" },
                     4);
 }
 END_TEST
@@ -161,7 +169,8 @@ END_TEST
 START_TEST(test_runner_user_after_user)
 {
         /* runner-user is compared with user once both are read, in either order. */
-        _cleanup_(config_freep) Config *c = parse_ok("[sandbox]\nrunner-user = \"runner\"\nuser = \"sandbox\"\n");
+        _cleanup_(config_freep) Config *c =
+                parse_ok("[sandbox]\nrunner-user = \"runner\"\nuser = \"sandbox\"\n");
 
         ck_assert_str_eq(c->runner_user, "runner");
         ck_assert_str_eq(c->sandbox_user, "sandbox");
@@ -176,8 +185,17 @@ START_TEST(test_user_name_rule)
                 "a", "_", "runner-sandbox", "ci_user", "a0-_", "_abc", "abcdefghijklmnopqrstuvwxyz012345",
         };
         static const char *const invalid[] = {
-                "",    "A",    "Runner", "0abc", "-abc", "a.b", "a b", "a$", "\xc3\xa9t\xc3\xa9",
-                "a\n", "abcdefghijklmnopqrstuvwxyz0123456",
+                "",
+                "A",
+                "Runner",
+                "0abc",
+                "-abc",
+                "a.b",
+                "a b",
+                "a$",
+                "\xc3\xa9t\xc3\xa9",
+                "a\n",
+                "abcdefghijklmnopqrstuvwxyz0123456",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(valid); i++) {
@@ -195,8 +213,8 @@ END_TEST
 START_TEST(test_root_equivalent_groups)
 {
         static const char *const forbidden[] = {
-                "root",   "wheel", "sudo",  "admin",       "adm",     "disk",           "shadow",
-                "docker", "podman", "lxd", "incus", "incus-admin", "libvirt", "systemd-journal",
+                "root",   "wheel",  "sudo", "admin", "adm",         "disk",    "shadow",
+                "docker", "podman", "lxd",  "incus", "incus-admin", "libvirt", "systemd-journal",
         };
         static const char *const allowed[] = { "kvm", "video", "render", "users", "dockers", "Root", "" };
 
@@ -233,9 +251,11 @@ END_TEST
 
 START_TEST(test_path_rule)
 {
-        static const char *const valid[] = { "/", "/a", "/opt/hca", "/var/run/tailscale", "/a b/c", "/..a/.b/c.." };
+        static const char *const valid[] = { "/",      "/a",         "/opt/hca", "/var/run/tailscale",
+                                             "/a b/c", "/..a/.b/c.." };
         static const char *const invalid[] = {
-                "", "a", "a/b", "//", "/a//b", "/a/", "/.", "/..", "/a/./b", "/a/../b", "/a/.", "/a/..", "./a",
+                "",    "a",      "a/b",     "//",   "/a//b", "/a/", "/.",
+                "/..", "/a/./b", "/a/../b", "/a/.", "/a/..", "./a",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(valid); i++)
@@ -350,7 +370,8 @@ END_TEST
 START_TEST(test_load_parse_error)
 {
         write_string("bad.toml", "[sandbox]\nuser = 5\n");
-        assert_load_fails("bad.toml", EINVAL, 2, 8, ":2:8: [sandbox] user: expected a string, found an integer");
+        assert_load_fails("bad.toml", EINVAL, 2, 8,
+                          ":2:8: [sandbox] user: expected a string, found an integer");
 }
 END_TEST
 
@@ -401,11 +422,16 @@ static const Refusal refusals[] = {
         /* Tables and keys */
         { "[sandbox]\nusr = \"x\"\n", 2, 1, "[sandbox] unknown key \"usr\" (did you mean \"user\"?)" },
         { "[sandbox]\nshell = \"/bin/sh\"\n", 2, 1, "[sandbox] unknown key \"shell\"" },
+        { "[sandbox]\nuser = 'a'\n  a-very-long-key-name-that-is-nothing-like-any-key-we-know-of-at-all = "
+          "1\n",
+          3, 3,
+          "[sandbox] unknown key \"a-very-long-key-name-that-is-nothing-like-any-key-we-know-of-at-all\"" },
         { "[sandbox]\nworld-write-walk = true\n", 2, 1, "[sandbox] unknown key \"world-write-walk\"" },
         { "[sandbox]\n\"a\\nb\" = 1\n", 2, 1, "[sandbox] unknown key \"a\\nb\"" },
         { "[sandbx]\nuser = \"x\"\n", 1, 1, "unknown table [sandbx] (did you mean [sandbox]?)" },
         { "[egres]\n", 1, 1, "unknown table [egres] (did you mean [egress]?)" },
-        { "[sandbox.check]\ncontrol-url = \"https://github.com/\"\n", 1, 1, "unknown table [sandbox.check]" },
+        { "[sandbox.check]\ncontrol-url = \"https://github.com/\"\n", 1, 1,
+          "unknown table [sandbox.check]" },
         { "[sandbox]\nuser = \"a\"\n[sandbox.foo]\n", 3, 1, "unknown table [sandbox.foo]" },
         { "[run]\n", 1, 1, "unknown table [run]" },
         { "[setup]\npackages = []\n", 1, 1, "unknown table [setup]" },
@@ -420,60 +446,87 @@ static const Refusal refusals[] = {
         { "[sandbox]\nuser = 5\n", 2, 8, "[sandbox] user: expected a string, found an integer" },
         { "[sandbox]\nuser = -1\n", 2, 8, "[sandbox] user: expected a string, found an integer" },
         { "[sandbox]\nuser = [\"a\"]\n", 2, 8, "[sandbox] user: expected a string, found an array" },
-        { "[sandbox]\nuser = \"root\"\n", 2, 8, "[sandbox] user: \"root\" is refused: the sandbox user must not be root" },
+        { "[sandbox]\nuser = \"root\"\n", 2, 8,
+          "[sandbox] user: \"root\" is refused: the sandbox user must not be root" },
         { "[sandbox]\nuser = \"Runner\"\n", 2, 8, "[sandbox] user: \"Runner\" is not a valid user name" },
-        { "[sandbox]\nuser = \"abcdefghijklmnopqrstuvwxyz0123456\"\n", 2, 8, "is not a valid user name (it must match ^[a-z_][a-z0-9_-]{0,31}$)" },
+        { "[sandbox]\nuser = \"abcdefghijklmnopqrstuvwxyz0123456\"\n", 2, 8,
+          "is not a valid user name (it must match ^[a-z_][a-z0-9_-]{0,31}$)" },
         { "[sandbox]\nuser = \"\"\n", 2, 8, "[sandbox] user: \"\" is not a valid user name" },
         { "[sandbox]\nuser = \"1abc\"\n", 2, 8, "is not a valid user name" },
         { "[sandbox]\nuser = \"a\\nb\"\n", 2, 8, "[sandbox] user: \"a\\nb\" is not a valid user name" },
         /* runner-user */
-        { "[sandbox]\nrunner-user = \"runner-sandbox\"\n", 2, 15, "[sandbox] runner-user: \"runner-sandbox\" is the sandbox user: runner-user must differ from user" },
+        { "[sandbox]\nrunner-user = \"runner-sandbox\"\n", 2, 15,
+          "[sandbox] runner-user: \"runner-sandbox\" is the sandbox user: runner-user must differ from "
+          "user" },
         { "[sandbox]\nrunner-user = \"ci\"\nuser = \"ci\"\n", 2, 15, "runner-user must differ from user" },
-        { "[sandbox]\nrunner-user = \"root\"\n", 2, 15, "[sandbox] runner-user: \"root\" is refused: the runner user must not be root" },
-        { "[sandbox]\nrunner-user = \"Bob\"\n", 2, 15, "[sandbox] runner-user: \"Bob\" is not a valid user name" },
-        { "[sandbox]\nrunner-user = false\n", 2, 15, "[sandbox] runner-user: expected a string, found a boolean" },
+        { "[sandbox]\nrunner-user = \"root\"\n", 2, 15,
+          "[sandbox] runner-user: \"root\" is refused: the runner user must not be root" },
+        { "[sandbox]\nrunner-user = \"Bob\"\n", 2, 15,
+          "[sandbox] runner-user: \"Bob\" is not a valid user name" },
+        { "[sandbox]\nrunner-user = false\n", 2, 15,
+          "[sandbox] runner-user: expected a string, found a boolean" },
         /* groups */
-        { "[sandbox]\ngroups = [\"docker\"]\n", 2, 11, "[sandbox] groups: group \"docker\" is refused: membership in it is root by another name" },
+        { "[sandbox]\ngroups = [\"docker\"]\n", 2, 11,
+          "[sandbox] groups: group \"docker\" is refused: membership in it is root by another name" },
         { "[sandbox]\ngroups = [\"kvm\", \"wheel\"]\n", 2, 18, "group \"wheel\" is refused" },
         { "[sandbox]\ngroups = [\"kvm\", \"systemd-journal\"]\n", 2, 18, "root by another name" },
-        { "[sandbox]\ngroups = [\"kvm\", \"video\", \"kvm\"]\n", 2, 27, "[sandbox] groups: group \"kvm\" is listed twice" },
-        { "[sandbox]\ngroups = [\"Video\"]\n", 2, 11, "[sandbox] groups: \"Video\" is not a valid group name" },
-        { "[sandbox]\ngroups = \"kvm\"\n", 2, 10, "[sandbox] groups: expected an array of strings, found a string" },
-        { "[sandbox]\ngroups = [1]\n", 2, 11, "[sandbox] groups: expected an array of strings, found an integer in the array" },
+        { "[sandbox]\ngroups = [\"kvm\", \"video\", \"kvm\"]\n", 2, 27,
+          "[sandbox] groups: group \"kvm\" is listed twice" },
+        { "[sandbox]\ngroups = [\"Video\"]\n", 2, 11,
+          "[sandbox] groups: \"Video\" is not a valid group name" },
+        { "[sandbox]\ngroups = \"kvm\"\n", 2, 10,
+          "[sandbox] groups: expected an array of strings, found a string" },
+        { "[sandbox]\ngroups = [1]\n", 2, 11,
+          "[sandbox] groups: expected an array of strings, found an integer in the array" },
         { "[sandbox]\ngroups = [[\"kvm\"]]\n", 2, 11, "found an array in the array" },
         /* booleans */
-        { "[sandbox]\nallow-existing-user = \"yes\"\n", 2, 23, "[sandbox] allow-existing-user: expected a boolean, found a string" },
-        { "[sandbox]\nlock-runner = 1\n", 2, 15, "[sandbox] lock-runner: expected a boolean, found an integer" },
+        { "[sandbox]\nallow-existing-user = \"yes\"\n", 2, 23,
+          "[sandbox] allow-existing-user: expected a boolean, found a string" },
+        { "[sandbox]\nlock-runner = 1\n", 2, 15,
+          "[sandbox] lock-runner: expected a boolean, found an integer" },
         { "[egress]\nproxy = \"no\"\n", 2, 9, "[egress] proxy: expected a boolean, found a string" },
         { "[egress]\nproxy = {}\n", 2, 9, "[egress] proxy: expected a boolean, found a table" },
         /* private-dirs */
-        { "[sandbox]\nprivate-dirs = [\"relative/dir\"]\n", 2, 17, "[sandbox] private-dirs: \"relative/dir\" is not a plain absolute path" },
-        { "[sandbox]\nprivate-dirs = [\"/ok\", \"/home/../etc\"]\n", 2, 24, "\"/home/../etc\" is not a plain absolute path" },
+        { "[sandbox]\nprivate-dirs = [\"relative/dir\"]\n", 2, 17,
+          "[sandbox] private-dirs: \"relative/dir\" is not a plain absolute path" },
+        { "[sandbox]\nprivate-dirs = [\"/ok\", \"/home/../etc\"]\n", 2, 24,
+          "\"/home/../etc\" is not a plain absolute path" },
         { "[sandbox]\nprivate-dirs = [\"/srv/\"]\n", 2, 17, "\"/srv/\" is not a plain absolute path" },
         { "[sandbox]\nprivate-dirs = [\"/a/./b\"]\n", 2, 17, "is not a plain absolute path" },
         { "[sandbox]\nprivate-dirs = [\"\"]\n", 2, 17, "is not a plain absolute path" },
         { "[sandbox]\nprivate-dirs = [\"/\"]\n", 2, 17, "[sandbox] private-dirs: \"/\" is refused" },
-        { "[sandbox]\nprivate-dirs = [\"/a\\nb\"]\n", 2, 17, "[sandbox] private-dirs: \"/a\\nb\" contains a control character" },
+        { "[sandbox]\nprivate-dirs = [\"/a\\nb\"]\n", 2, 17,
+          "[sandbox] private-dirs: \"/a\\nb\" contains a control character" },
         { "[sandbox]\nprivate-dirs = \"/opt\"\n", 2, 16, "expected an array of strings, found a string" },
         /* stop-services */
-        { "[sandbox]\nstop-services = [\"-foo.service\"]\n", 2, 18, "[sandbox] stop-services: \"-foo.service\" is not a unit name" },
+        { "[sandbox]\nstop-services = [\"-foo.service\"]\n", 2, 18,
+          "[sandbox] stop-services: \"-foo.service\" is not a unit name" },
         { "[sandbox]\nstop-services = [\"foo\"]\n", 2, 18, "\"foo\" is not a unit name" },
-        { "[sandbox]\nstop-services = [\"a.service\", \"foo bar.service\"]\n", 2, 31, "\"foo bar.service\" is not a unit name" },
+        { "[sandbox]\nstop-services = [\"a.service\", \"foo bar.service\"]\n", 2, 31,
+          "\"foo bar.service\" is not a unit name" },
         { "[sandbox]\nstop-services = [true]\n", 2, 18, "found a boolean in the array" },
         /* env */
-        { "[sandbox]\nenv = { ACTIONS_FOO = \"x\" }\n", 2, 9, "[sandbox] env: ACTIONS_FOO: names starting ACTIONS_ are refused: they carry the job's credentials" },
-        { "[sandbox.env]\nOK = \"1\"\nACTIONS_RUNTIME_TOKEN = \"x\"\n", 3, 1, "[sandbox] env: ACTIONS_RUNTIME_TOKEN: names starting ACTIONS_ are refused" },
-        { "[sandbox]\nenv = { FOO = \"a\\nb\" }\n", 2, 15, "[sandbox] env: FOO: the value must not contain a newline or a carriage return" },
-        { "[sandbox]\nenv = { FOO = \"a\\rb\" }\n", 2, 15, "[sandbox] env: FOO: the value must not contain a newline" },
-        { "[sandbox]\nenv = { \"1X\" = \"a\" }\n", 2, 9, "[sandbox] env: \"1X\" is not a valid variable name (it must match ^[A-Za-z_][A-Za-z0-9_]*$)" },
+        { "[sandbox]\nenv = { ACTIONS_FOO = \"x\" }\n", 2, 9,
+          "[sandbox] env: ACTIONS_FOO: names starting ACTIONS_ are refused: they carry the job's "
+          "credentials" },
+        { "[sandbox.env]\nOK = \"1\"\nACTIONS_RUNTIME_TOKEN = \"x\"\n", 3, 1,
+          "[sandbox] env: ACTIONS_RUNTIME_TOKEN: names starting ACTIONS_ are refused" },
+        { "[sandbox]\nenv = { FOO = \"a\\nb\" }\n", 2, 15,
+          "[sandbox] env: FOO: the value must not contain a newline or a carriage return" },
+        { "[sandbox]\nenv = { FOO = \"a\\rb\" }\n", 2, 15,
+          "[sandbox] env: FOO: the value must not contain a newline" },
+        { "[sandbox]\nenv = { \"1X\" = \"a\" }\n", 2, 9,
+          "[sandbox] env: \"1X\" is not a valid variable name (it must match ^[A-Za-z_][A-Za-z0-9_]*$)" },
         { "[sandbox]\nenv = { \"A-B\" = \"a\" }\n", 2, 9, "\"A-B\" is not a valid variable name" },
         { "[sandbox]\nenv = { \"\" = \"a\" }\n", 2, 9, "\"\" is not a valid variable name" },
-        { "[sandbox]\nenv = { FOO = 1 }\n", 2, 15, "[sandbox] env: FOO: expected a string, found an integer" },
+        { "[sandbox]\nenv = { FOO = 1 }\n", 2, 15,
+          "[sandbox] env: FOO: expected a string, found an integer" },
         { "[sandbox.env.FOO]\n", 1, 1, "[sandbox] env: FOO: expected a string, found a table" },
         { "[sandbox]\nenv = \"FOO=1\"\n", 2, 7, "[sandbox] env: expected a table, found a string" },
         { "[sandbox]\nenv = [\"FOO=1\"]\n", 2, 7, "[sandbox] env: expected a table, found an array" },
         /* enter */
-        { "[sandbox]\nenter = \"bogus\"\n", 2, 9, "[sandbox] enter: \"bogus\" is not one of \"auto\", \"run0\", \"systemd-run\", \"direct\"" },
+        { "[sandbox]\nenter = \"bogus\"\n", 2, 9,
+          "[sandbox] enter: \"bogus\" is not one of \"auto\", \"run0\", \"systemd-run\", \"direct\"" },
         { "[sandbox]\nenter = \"Auto\"\n", 2, 9, "\"Auto\" is not one of" },
         { "[sandbox]\nenter = true\n", 2, 9, "[sandbox] enter: expected a string, found a boolean" },
         /* Syntax errors come through with their place. */
@@ -495,8 +548,8 @@ START_TEST(test_refusals)
         ck_assert_ptr_null(c);
         ck_assert_msg(strstr(e.message, t->message), "case %d: message \"%s\" lacks \"%s\"", _i, e.message,
                       t->message);
-        ck_assert_msg(e.line == t->line && e.column == t->column, "case %d (%s): at %u:%u, expected %u:%u", _i,
-                      e.message, e.line, e.column, t->line, t->column);
+        ck_assert_msg(e.line == t->line && e.column == t->column, "case %d (%s): at %u:%u, expected %u:%u",
+                      _i, e.message, e.line, e.column, t->line, t->column);
         ck_assert_msg(!strchr(e.message, '\n'), "case %d: message spans lines", _i);
         ck_assert_msg(e.message[strlen(e.message) - 1] != '.', "case %d: message ends with a period", _i);
 }

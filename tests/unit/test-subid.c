@@ -148,13 +148,13 @@ static const char *const malformed[] = {
         "sandbox:100000:0\n",
         "1001:100000:0\n",
         "1001:abc:1\n",
-        "sandbox:4294967295:1\n",           /* start is (uid_t)-1 */
-        "sandbox:4294967296:1\n",           /* start does not fit */
-        "sandbox:1:4294967295\n",           /* count does not fit below (uid_t)-1 */
-        "sandbox:4294967000:1000\n",        /* wraps past 2^32 */
-        "sandbox:4294967294:2\n",           /* ends at 2^32 */
-        "sandbox:99999999999:1\n",          /* 11 digits */
-        "sandbox:00000000001:1\n",          /* 11 digits */
+        "sandbox:4294967295:1\n",              /* start is (uid_t)-1 */
+        "sandbox:4294967296:1\n",              /* start does not fit */
+        "sandbox:1:4294967295\n",              /* count does not fit below (uid_t)-1 */
+        "sandbox:4294967000:1000\n",           /* wraps past 2^32 */
+        "sandbox:4294967294:2\n",              /* ends at 2^32 */
+        "sandbox:99999999999:1\n",             /* 11 digits */
+        "sandbox:00000000001:1\n",             /* 11 digits */
         "other:1:2\nsandbox:1:x\nother:3:4\n", /* among good lines */
 };
 
@@ -168,7 +168,8 @@ END_TEST
  * "sandbox:100000" is: subid.h promises -EINVAL for it, not that it is skipped. */
 START_TEST(test_own_name_only_line)
 {
-        ck_assert_msg(parse("sandbox\n") == -EINVAL, "a line \"sandbox\" (no fields) is ignored, not refused");
+        ck_assert_msg(parse("sandbox\n") == -EINVAL,
+                      "a line \"sandbox\" (no fields) is ignored, not refused");
         ck_assert_msg(parse("1001\n") == -EINVAL, "a line \"1001\" (no fields) is ignored, not refused");
 }
 END_TEST
@@ -208,8 +209,8 @@ START_TEST(test_prefix_names)
         ck_assert_uint_eq(n_ranges, 0);
         ck_assert_int_eq(subid_parse("sand:100000:65536\n", "sandbox", 5000, ranges, &n_ranges), 0);
         ck_assert_uint_eq(n_ranges, 0);
-        ck_assert_int_eq(subid_parse("sandbox2:100000:65536\nxsandbox:1:1\n", "sandbox", 5000, ranges, &n_ranges),
-                         0);
+        ck_assert_int_eq(
+                subid_parse("sandbox2:100000:65536\nxsandbox:1:1\n", "sandbox", 5000, ranges, &n_ranges), 0);
         ck_assert_uint_eq(n_ranges, 0);
         /* Nor is the malformed line of a prefix user this user's. */
         ck_assert_int_eq(subid_parse("sandbox:x:y\n", "sand", 5000, ranges, &n_ranges), 0);

@@ -80,17 +80,18 @@ END_TEST
 
 START_TEST(test_basic_strings)
 {
-        _cleanup_(toml_freep) TomlValue *root = parse_ok(
-                "plain = \"hello world\"\n"
-                "empty = \"\"\n"
-                "escapes = \"b\\bt\\tn\\nf\\fr\\rq\\\"s\\\\\"\n"
-                "u4 = \"\\u00e9\\u20AC\"\n"
-                "u8 = \"\\U0001F600\\U0000004a\"\n"
-                "max = \"\\U0010FFFF\"\n"
-                "raw = \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"\n"
-                "tab = \"a\tb\"\n"
-                "hash = \"# not a comment\"\n"
-                "quote = \"it's\"\n");
+        _cleanup_(toml_freep) TomlValue *root =
+                parse_ok("plain = \"hello world\"\n"
+                         "empty = \"\"\n"
+                         "escapes = \"b\\bt\\tn\\nf\\fr\\rq\\\"s\\\\\"\n"
+                         "u4 = \"\\u00e9\\u20AC\"\n"
+                         "u8 = \"\\U0001F600\\U0000004a\"\n"
+                         "max = \"\\U0010FFFF\"\n"
+                         "raw = \"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"\n"
+                         "edges = '\xe0\xa0\x80 \xed\x9f\xbf \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf'\n"
+                         "tab = \"a\tb\"\n"
+                         "hash = \"# not a comment\"\n"
+                         "quote = \"it's\"\n");
 
         ck_assert_str_eq(get_string(root, "plain"), "hello world");
         ck_assert_str_eq(get_string(root, "empty"), "");
@@ -99,10 +100,12 @@ START_TEST(test_basic_strings)
         ck_assert_str_eq(get_string(root, "u8"), "\xf0\x9f\x98\x80J");
         ck_assert_str_eq(get_string(root, "max"), "\xf4\x8f\xbf\xbf");
         ck_assert_str_eq(get_string(root, "raw"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+        ck_assert_str_eq(get_string(root, "edges"),
+                         "\xe0\xa0\x80 \xed\x9f\xbf \xf0\x90\x80\x80 \xf4\x8f\xbf\xbf");
         ck_assert_str_eq(get_string(root, "tab"), "a\tb");
         ck_assert_str_eq(get_string(root, "hash"), "# not a comment");
         ck_assert_str_eq(get_string(root, "quote"), "it's");
-        ck_assert_uint_eq(toml_table_length(root), 10);
+        ck_assert_uint_eq(toml_table_length(root), 11);
 }
 END_TEST
 
@@ -375,7 +378,8 @@ END_TEST
 
 START_TEST(test_line_endings)
 {
-        _cleanup_(toml_freep) TomlValue *root = parse_ok("a = 1\r\n[t]\r\nb = 'x' # c\r\nc = [\r\n 1,\r\n]\r\nd = 4");
+        _cleanup_(toml_freep) TomlValue *root =
+                parse_ok("a = 1\r\n[t]\r\nb = 'x' # c\r\nc = [\r\n 1,\r\n]\r\nd = 4");
 
         ck_assert_int_eq(get_integer(root, "a"), 1);
         ck_assert_str_eq(get_string(get(root, "t"), "b"), "x");
@@ -566,7 +570,9 @@ static const Refusal refusals[] = {
         { "a 1\n", 0, 1, 3, "expected '=' after key" },
         { "a\n", 0, 1, 2, "expected '=' after key" },
         { "= 1\n", 0, 1, 1, "expected a key" },
-        { "\xef\xbb\xbf" "a = 1\n", 0, 1, 1, "expected a key" },
+        { "\xef\xbb\xbf"
+          "a = 1\n",
+          0, 1, 1, "expected a key" },
         { "\"\\u0000\" = 1\n", 0, 1, 2, "cannot hold NUL" },
         { "\"a\\nb\" = 1\n\"a\\nb\" = 2\n", 0, 2, 1, "duplicate key \"a\\nb\"" },
         /* Strings */
@@ -638,6 +644,7 @@ static const Refusal refusals[] = {
         { "a = [1,,2]\n", 0, 1, 8, "expected a value" },
         { "a = [1,]]\n", 0, 1, 9, "unexpected text after value" },
         { "a = [ # x\x02\n]\n", 0, 1, 10, "control character in comment" },
+        { "a = [1 # x\x02\n]\n", 0, 1, 11, "control character in comment" },
         /* Inline tables */
         { "a = {b = 1,}\n", 0, 1, 12, "trailing comma in inline table" },
         { "a = {b = 1\n}\n", 0, 1, 11, "inline tables must be on one line" },
@@ -689,6 +696,10 @@ static const Refusal refusals[] = {
         { "# \xed\xa0\x80\n", 0, 1, 3, "invalid UTF-8" },
         { "# \xf4\x90\x80\x80\n", 0, 1, 3, "invalid UTF-8" },
         { "# \xe2\x82\n", 0, 1, 3, "invalid UTF-8" },
+        { "# \xe0\x80\x80\n", 0, 1, 3, "invalid UTF-8" },
+        { "# \xf0\x80\x80\x80\n", 0, 1, 3, "invalid UTF-8" },
+        { "# \xf5\x80\x80\x80\n", 0, 1, 3, "invalid UTF-8" },
+        { "# \xc3\xa9\xc3\n", 0, 1, 5, "invalid UTF-8" },
         { "# \xe2\x82", 0, 1, 3, "invalid UTF-8" },
         { "# \x80\n", 0, 1, 3, "invalid UTF-8" },
         { "a = 1\rb = 2\n", 0, 1, 6, "carriage return not followed by a newline" },
@@ -697,7 +708,8 @@ static const Refusal refusals[] = {
         /* Nesting */
         { "a = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n", 0, 1, 37,
           "arrays and inline tables nest deeper than 32" },
-        { "a = {b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={"
+        { "a = "
+          "{b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={b={"
           "}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}}\n",
           0, 1, 101, "arrays and inline tables nest deeper than 32" },
         { "[p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p.p]\n", 0, 1, 66,
@@ -717,8 +729,8 @@ START_TEST(test_refusals)
         ck_assert_ptr_null(root);
         ck_assert_msg(strstr(e.message, t->message), "case %d: message \"%s\" lacks \"%s\"", _i, e.message,
                       t->message);
-        ck_assert_msg(e.line == t->line && e.column == t->column, "case %d (%s): at %u:%u, expected %u:%u", _i,
-                      e.message, e.line, e.column, t->line, t->column);
+        ck_assert_msg(e.line == t->line && e.column == t->column, "case %d (%s): at %u:%u, expected %u:%u",
+                      _i, e.message, e.line, e.column, t->line, t->column);
         /* One line, lowercase start, no trailing period. */
         ck_assert_msg(!strchr(e.message, '\n'), "case %d: message spans lines", _i);
         ck_assert_msg(e.message[0] < 'A' || e.message[0] > 'Z', "case %d: message starts uppercase", _i);

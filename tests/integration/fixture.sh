@@ -1,0 +1,126 @@
+# The installed helper for host tests and benchmarks: sourced after lib.sh, with "$here" and "$1" (the
+# build directory) set. Creates the runner, sandbox and other users and a group, installs the helper, the
+# client, a configuration and the sudo rule, and registers the undo of each step with on_exit.
+build=$(cd "${1:?usage: helper.sh BUILD_DIR}" && pwd)
+src=$(cd "$here/../.." && pwd)
+HELPER=/usr/local/libexec/agentic-job
+CLIENT=/usr/local/bin/agentic-job
+CONF_DIR=/etc/agentic-job
+CONF=$CONF_DIR/config.toml
+SUDOERS=/etc/sudoers.d/zz-agentic-job-test
+LOG_DIR=/var/log/egress-proxy
+LOG=$LOG_DIR/access.jsonl
+RUNNER=ajt-runner
+SANDBOX=ajt-sandbox
+OTHER=ajt-other
+GROUP=ajt-grp
+
+if [ "$(id -u)" -ne 0 ]; then
+        echo "1..0 # SKIP needs root (real users, sudo rules and files under /etc)"
+        trap - EXIT
+        exit 77
+fi
+for p in "$HELPER" "$CLIENT" "$CONF_DIR" "$SUDOERS"; do
+        if [ -e "$p" ]; then
+                echo "Bail out! $p exists: this machine has agentic-job installed; not touching it"
+                trap - EXIT
+                exit 1
+        fi
+done
+
+# ---------------------------------------------------------------------------------------------------------
+# Setup, each step registering its undo first.
+
+for u in "$RUNNER" "$SANDBOX" "$OTHER"; do
+        if id "$u" >/dev/null 2>&1; then
+                # Left by a killed run: the names are this test's own.
+                kill_uid "$(id -u "$u")"
+                userdel -r "$u" >/dev/null 2>&1
+        fi
+done
+getent group "$GROUP" >/dev/null && groupdel "$GROUP"
+
+on_exit "groupdel $GROUP"
+groupadd "$GROUP"
+for u in "$RUNNER" "$OTHER" "$SANDBOX"; do
+        on_exit "userdel -r $u"
+        on_exit "kill_uid \$(id -u $u)"
+        useradd -m -s /bin/bash "$u"
+done
+usermod -aG "$GROUP" "$SANDBOX"
+SB_UID=$(id -u "$SANDBOX")
+SB_GID=$(id -g "$SANDBOX")
+SB_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
+RUNNER_UID=$(id -u "$RUNNER")
+chmod 0755 "$SB_HOME"
+
+# A subordinate range for the sandbox user, so kill-user's reach to it is tested.
+sub_line=$(grep "^$SANDBOX:" /etc/subuid | head -n1)
+if [ -z "$sub_line" ]; then
+        usermod --add-subuids 400000-465535 --add-subgids 400000-465535 "$SANDBOX"
+        sub_line=$(grep "^$SANDBOX:" /etc/subuid | head -n1)
+fi
+SUB_START=$(echo "$sub_line" | cut -d: -f2)
+SUB_COUNT=$(echo "$sub_line" | cut -d: -f3)
+SUB_UID=$((SUB_START + 5))
+on_exit "kill_uid $SUB_UID"
+
+created_proxy_user=0
+if ! id egress-proxy >/dev/null 2>&1; then
+        useradd --system --no-create-home --shell /usr/sbin/nologin egress-proxy
+        created_proxy_user=1
+fi
+[ "$created_proxy_user" = 1 ] && on_exit "userdel egress-proxy"
+created_log_dir=0
+if [ ! -e "$LOG_DIR" ]; then
+        mkdir -m 0755 "$LOG_DIR"
+        created_log_dir=1
+fi
+[ "$created_log_dir" = 1 ] && on_exit "rm -rf $LOG_DIR"
+
+[ -d "$(dirname "$HELPER")" ] || on_exit "rmdir $(dirname "$HELPER")"
+on_exit "rm -f $HELPER"
+install -D -o root -g root -m 0755 "$build/helper/agentic-job" "$HELPER"
+on_exit "rm -f $CLIENT"
+install -o root -g root -m 0755 "$build/client/agentic-job" "$CLIENT"
+
+on_exit "rm -rf $CONF_DIR"
+install -d -o root -g root -m 0755 "$CONF_DIR"
+write_config() {
+        local tmp
+        tmp=$(mktemp "$CONF_DIR/.config.XXXXXX")
+        cat >"$tmp"
+        chmod 0644 "$tmp"
+        mv -f "$tmp" "$CONF"
+}
+BASE_CONFIG="[sandbox]
+user = \"$SANDBOX\"
+runner-user = \"$RUNNER\"
+groups = [\"$GROUP\"]
+env = { AJT_FROM_CONFIG = \"configured\" }
+
+[egress]
+proxy = false
+"
+write_config <<<"$BASE_CONFIG"
+
+on_exit "rm -f $SUDOERS"
+sed -e "s|@HELPER@|$HELPER|g" -e "s|@RUNNER@|$RUNNER|g" -e "s|@SANDBOX@|$SANDBOX|g" \
+        "$src/sudoers.d/agentic-job" >"$SUDOERS.tmp"
+# Test only: let a canary variable through sudo, so the test sees that the helper itself drops it.
+echo "Defaults!$HELPER env_keep += \"AJT_CANARY\"" >>"$SUDOERS.tmp"
+chmod 0440 "$SUDOERS.tmp"
+if visudo -c -q -f "$SUDOERS.tmp"; then pass "the sudo rule passes visudo -c"; else fail "visudo -c"; fi
+mv -f "$SUDOERS.tmp" "$SUDOERS"
+
+CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n1)
+[ -n "$CG2" ] && on_exit "rmdir $CG2/agentic-job/enter-* $CG2/agentic-job"
+
+helper() {
+        runuser -u "$RUNNER" -- sudo -n "$HELPER" helper "$@"
+}
+# run_capture VAR_OUT VAR_STATUS CMD...: stdout+stderr into VAR_OUT, status into VAR_STATUS.
+run() {
+        out=$("$@" 2>&1)
+        status=$?
+}
