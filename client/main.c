@@ -30,8 +30,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "agentic-job: the helper is %s, reached through sudo\n", HELPER_PATH);
                 return CLIENT_EXIT_USAGE;
         }
-        fprintf(stderr, "agentic-job: %s%s%s\n", argc < 2 ? "missing command" : "unknown command: ",
-                argc < 2 ? "" : argv[1], argc >= 3 && strcmp(argv[1], "sandbox") == 0 ? " (sandbox: exec)" : "");
+        if (argc < 2)
+                fputs("agentic-job: missing command\n", stderr);
+        else if (strcmp(argv[1], "sandbox") == 0)
+                fprintf(stderr, "agentic-job: unknown sandbox command: %s (there is: exec)\n",
+                        argc < 3 ? "(none)" : argv[2]);
+        else
+                fprintf(stderr, "agentic-job: unknown command: %s\n", argv[1]);
         usage(stderr);
         return CLIENT_EXIT_USAGE;
 }

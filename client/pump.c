@@ -7,20 +7,32 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
 #include "macro.h"
 
-/* After the child ended, output still buffered in the sockets is copied; a process it left behind that
- * keeps a stream open is not waited for longer than this. */
-#define DRAIN_MS 200
+/* After the child ended, output still buffered in the sockets is copied until the streams are quiet for
+ * DRAIN_MS, and for DRAIN_MAX_MS at most: a process it left behind that keeps a stream open or keeps
+ * writing is not waited for. */
+#define DRAIN_MS     200
+#define DRAIN_MAX_MS 2000
 
 static volatile sig_atomic_t child_pid;
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 
 static void forward_signal(int sig)
 {
@@ -64,6 +76,7 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
         struct sigaction sa = { .sa_handler = forward_signal };
         bool in_open = true, out_open = true, err_open = true, exited = false;
         char inbuf[65536];
+        long long drain_end = 0;
         size_t in_len = 0, in_off = 0;
         pid_t pid;
 
@@ -87,6 +100,7 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
                         if (dup2(sp[i][1], i) < 0)
                                 _exit(127);
                 execve(argv[0], argv, env);
+                dprintf(STDERR_FILENO, "agentic-job: cannot execute %s: %s\n", argv[0], strerror(errno));
                 _exit(127);
         }
         child_pid = pid;
@@ -110,7 +124,7 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
 
                 if (k < 0 && errno == EINTR)
                         continue;
-                if (k < 0 || (k == 0 && exited))
+                if (k < 0 || (k == 0 && exited) || (exited && now_ms() > drain_end))
                         break;
                 if (p[0].revents && in_len == 0) {
                         ssize_t c;
@@ -140,8 +154,10 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
                         out_open = false;
                 if (p[2].revents && copy_once(sp[2][0], STDERR_FILENO) <= 0)
                         err_open = false;
-                if (p[3].revents)
+                if (p[3].revents && !exited) {
                         exited = true;
+                        drain_end = now_ms() + DRAIN_MAX_MS;
+                }
         }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)

@@ -2,13 +2,20 @@
 #include "cgroup.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "read-file.h"
+
+#include <limits.h>
 
 /* mountinfo escapes space, tab, newline and backslash as three octal digits. */
 static char *unescape(const char *s, size_t len)
@@ -71,4 +78,84 @@ int cgroup2_mount_find(char **ret_path)
         if (r < 0)
                 return r;
         return cgroup2_mount_parse(text, ret_path);
+}
+
+int cgroup_enter_create(char **ret_path, int *ret_fd)
+{
+        _cleanup_free_ char *mount = NULL, *parent = NULL;
+        int r;
+
+        r = cgroup2_mount_find(&mount);
+        if (r < 0)
+                return r;
+        if (asprintf(&parent, "%s/%s", mount, CGROUP_ENTER_PARENT) < 0)
+                return -ENOMEM;
+        if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        /* The pid alone could name a cgroup an earlier helper of the same pid left busy. */
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_free_ char *path = NULL;
+                struct timespec ts;
+                int fd;
+
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                if (asprintf(&path, "%s/enter-%ld-%lld%03u", parent, (long)getpid(),
+                             (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec, attempt) < 0)
+                        return -ENOMEM;
+                if (mkdir(path, 0755) < 0) {
+                        if (errno == EEXIST && attempt < 8)
+                                continue;
+                        return -errno;
+                }
+                fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0) {
+                        r = -errno;
+                        (void)rmdir(path);
+                        return r;
+                }
+                *ret_fd = fd;
+                *ret_path = TAKE_PTR(path);
+                return 0;
+        }
+}
+
+static void for_each_enter_cgroup(int kill)
+{
+        _cleanup_free_ char *mount = NULL, *parent = NULL;
+        struct dirent *de;
+        DIR *d;
+
+        if (cgroup2_mount_find(&mount) < 0 || asprintf(&parent, "%s/%s", mount, CGROUP_ENTER_PARENT) < 0)
+                return;
+        d = opendir(parent);
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                char file[NAME_MAX + 16];
+                int fd;
+
+                if (strncmp(de->d_name, "enter-", 6) != 0)
+                        continue;
+                if (!kill) {
+                        (void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+                        continue;
+                }
+                (void)snprintf(file, sizeof(file), "%s/cgroup.kill", de->d_name);
+                fd = openat(dirfd(d), file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd >= 0) {
+                        (void)!write(fd, "1", 1);
+                        close(fd);
+                }
+        }
+        closedir(d);
+}
+
+void cgroup_enter_kill_all(void)
+{
+        for_each_enter_cgroup(1);
+}
+
+void cgroup_enter_remove_all(void)
+{
+        for_each_enter_cgroup(0);
 }

@@ -13,3 +13,13 @@
 int cgroup2_mount_parse(const char *mountinfo, char **ret_path);
 /* The same, reading /proc/self/mountinfo. */
 int cgroup2_mount_find(char **ret_path);
+
+/* Makes a new cgroup CGROUP_ENTER_PARENT/enter-PID-N under the cgroup2 mount and returns its path and a
+ * directory descriptor of it (for clone3()'s CLONE_INTO_CGROUP). -ENOENT when there is no cgroup2
+ * mount. */
+int cgroup_enter_create(char **ret_path, int *ret_fd);
+
+/* Every enter cgroup: kill all its processes in one write to cgroup.kill (Linux 5.14), or remove it (an
+ * empty one only: the kernel refuses the rest). Best effort: the caller verifies by other means. */
+void cgroup_enter_kill_all(void);
+void cgroup_enter_remove_all(void);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "macro.h"
 #include "read-file.h"
@@ -94,7 +95,8 @@ static bool env_name_syntax_valid(const char *s)
 
 static bool env_name_forbidden(const char *s)
 {
-        return strncmp(s, ENV_FORBIDDEN_PREFIX, strlen(ENV_FORBIDDEN_PREFIX)) == 0;
+        /* In any case: a name that differs only in case is refused as well, to fail closed. */
+        return strncasecmp(s, ENV_FORBIDDEN_PREFIX, strlen(ENV_FORBIDDEN_PREFIX)) == 0;
 }
 
 bool env_name_valid(const char *s)

@@ -38,7 +38,8 @@ int proc_status_parse(const char *text, ProcStatus *ret)
         if (!p)
                 return -EINVAL;
         p += strspn(p, " \t");
-        if (*p < 'A' || *p > 'Z')
+        /* Upper case but for 't' (stopped by a tracer) and whatever letters later kernels add. */
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z')))
                 return -EINVAL;
         s.state = *p;
 
@@ -72,14 +73,20 @@ int proc_for_each(int (*fn)(pid_t pid, const ProcStatus *status, void *userdata)
         DIR *d;
         struct dirent *de;
         char buf[STATUS_MAX];
-        int r = 0;
+        int fd_for_dir, r = 0;
 
         procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (procfd < 0)
                 return -errno;
-        d = fdopendir(dup(procfd));
-        if (!d)
+        fd_for_dir = fcntl(procfd, F_DUPFD_CLOEXEC, 3);
+        if (fd_for_dir < 0)
                 return -errno;
+        d = fdopendir(fd_for_dir);
+        if (!d) {
+                r = -errno;
+                close(fd_for_dir);
+                return r;
+        }
         while ((errno = 0, de = readdir(d))) {
                 char path[64];
                 _cleanup_close_ int fd = -EBADF;

@@ -20,6 +20,7 @@ int read_regular_fd(int fd, size_t max_size, char **ret_data, size_t *ret_size)
 
         assert(fd >= 0);
         assert(ret_data);
+        assert(max_size < SIZE_MAX - 2);
 
         if (fstat(fd, &st) < 0)
                 return -errno;

@@ -50,10 +50,11 @@ int subid_parse(const char *text, const char *user, uid_t uid, UidRange ret_rang
 
                 c1 = memchr(line, ':', (size_t)(end - line));
                 c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
-                namelen = c1 ? (size_t)(c1 - line) : 0;
-                if (c1 && ((namelen == strlen(user) && memcmp(line, user, namelen) == 0) ||
-                           (namelen == strlen(uidstr) && memcmp(line, uidstr, namelen) == 0))) {
-                        if (!c2 || parse_id(c1 + 1, (size_t)(c2 - c1 - 1), &start) < 0 ||
+                /* The name field ends at the first ':', or the line holds nothing else. */
+                namelen = c1 ? (size_t)(c1 - line) : (size_t)(end - line);
+                if ((namelen == strlen(user) && memcmp(line, user, namelen) == 0) ||
+                    (namelen == strlen(uidstr) && memcmp(line, uidstr, namelen) == 0)) {
+                        if (!c1 || !c2 || parse_id(c1 + 1, (size_t)(c2 - c1 - 1), &start) < 0 ||
                             parse_id(c2 + 1, (size_t)(end - c2 - 1), &count) < 0 || count == 0 ||
                             (uint64_t)start + count > UINT32_MAX)
                                 return -EINVAL;

@@ -9,15 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "macro.h"
 
 #define MAX_LINKS 40
 
-/* The rule for one inode: root's, nobody else may write (the group only if it is root's group). */
+/* The rule for one inode: root's, nobody else may write (the group only if it is root's group). An access
+ * ACL could grant write to anyone the mode does not show, so an inode that has one is refused. */
 static int check_owner_mode(const char *what, const struct stat *st, AjError *reterr)
 {
+        if (lgetxattr(what, "system.posix_acl_access", NULL, 0) >= 0)
+                return aj_error(reterr, EPERM, 0, 0, "%s has an access ACL", what);
+        if (errno != ENODATA && errno != ENOTSUP)
+                return aj_error(reterr, errno, 0, 0, "%s: cannot read its ACL: %s", what, strerror(errno));
         if (st->st_uid != 0)
                 return aj_error(reterr, EPERM, 0, 0, "%s is owned by uid %u, not root", what,
                                 (unsigned)st->st_uid);
@@ -48,6 +54,7 @@ int trusted_path_check(const char *path, AjError *reterr)
         char done[PATH_MAX] = "";       /* what is resolved and checked so far; "" is "/" */
         char rest[2 * PATH_MAX];        /* what remains, components separated by '/' */
         unsigned links = 0;
+        bool trailing_slash;
         struct stat st;
         int r;
 
@@ -63,6 +70,7 @@ int trusted_path_check(const char *path, AjError *reterr)
         if (r < 0)
                 return r;
         strcpy(rest, path + 1);
+        trailing_slash = path[strlen(path) - 1] == '/';
 
         while (rest[0]) {
                 char component[NAME_MAX + 1], next[PATH_MAX], target[PATH_MAX];
@@ -111,7 +119,8 @@ int trusted_path_check(const char *path, AjError *reterr)
                 r = check_owner_mode(next, &st, reterr);
                 if (r < 0)
                         return r;
-                if (rest[0] && !S_ISDIR(st.st_mode))
+                /* More to come, or a path that ends in '/': this must be a directory. */
+                if ((rest[0] || trailing_slash) && !S_ISDIR(st.st_mode))
                         return aj_error(reterr, ENOTDIR, 0, 0, "%s: not a directory", next);
                 strcpy(done, next);
         }

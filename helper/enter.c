@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* enter: run the caller's command as the sandbox user, in a directory under its home, with none of the
  * caller's environment. Through run0 or a systemd transient service where systemd runs, by dropping
- * privileges directly where it does not. */
+ * privileges directly where it does not. Either way the helper stays as the parent: it forwards the
+ * signals sudo relays, tells its own failures from the command's, and audits the outcome. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <linux/openat2.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,36 +27,39 @@
 #include "cgroup.h"
 #include "helper.h"
 #include "macro.h"
+#include "sandbox-env.h"
 #include "trusted-path.h"
 
 extern char **environ;
 
-/* As root, before anything happens: every component from the home down must exist, be a directory and not
- * be a link. The command then changes directory as the sandbox user (again refusing links), so a race
+/* As root, before anything happens: the home must be a directory (it comes from the user database, so a
+ * link on the way to it is the administrator's), and each component below it must exist, be a directory
+ * and not be a link. The command changes directory again as the sandbox user, refusing links, so a race
  * here gains nothing the user could not do itself. */
 static void check_dir_exists(const char *home, const char *dir)
 {
-        char path[4096];
-        size_t hl = strlen(home);
+        char path[PATH_MAX];
+        size_t hl = strlen(home), dl = strlen(dir);
         struct stat st;
 
-        if (strlen(dir) >= sizeof(path))
+        if (stat(home, &st) < 0 || !S_ISDIR(st.st_mode))
+                die(EXIT_CONFIG, "the sandbox home %s is not a directory", home);
+        if (dl >= sizeof(path))
                 die(EXIT_USAGE, "--chdir: path too long");
-        strcpy(path, dir);
-        for (char *p = path + hl;; p++) {
-                if (*p == '/' || *p == '\0') {
-                        char c = *p;
-                        *p = '\0';
-                        if (path[0] && lstat(path, &st) < 0)
-                                die(EXIT_USAGE, "--chdir %s: %s: %s", dir, path, strerror(errno));
-                        if (path[0] && S_ISLNK(st.st_mode))
-                                die(EXIT_USAGE, "--chdir %s: %s is a link", dir, path);
-                        if (path[0] && !S_ISDIR(st.st_mode))
-                                die(EXIT_USAGE, "--chdir %s: %s is not a directory", dir, path);
-                        *p = c;
-                        if (!c)
-                                break;
-                }
+        memcpy(path, dir, dl + 1);
+        for (size_t i = hl + 1; i <= dl; i++) {
+                if (path[i] != '/' && path[i] != '\0')
+                        continue;
+                if (path[i - 1] == '/')
+                        break; /* the one trailing slash enter_dir_check() allows */
+                path[i] = '\0';
+                if (lstat(path, &st) < 0)
+                        die(EXIT_USAGE, "--chdir %s: %s: %s", dir, path, strerror(errno));
+                if (S_ISLNK(st.st_mode))
+                        die(EXIT_USAGE, "--chdir %s: %s is a link", dir, path);
+                if (!S_ISDIR(st.st_mode))
+                        die(EXIT_USAGE, "--chdir %s: %s is not a directory", dir, path);
+                path[i] = dir[i];
         }
 }
 
@@ -77,11 +83,11 @@ static int systemd_major_version(void)
 
 static EnterBackend choose_backend(EnterBackend wanted)
 {
-        int booted = sd_booted() > 0, version;
+        int version;
 
         if (wanted == ENTER_DIRECT)
                 return ENTER_DIRECT;
-        if (!booted) {
+        if (sd_booted() <= 0) {
                 if (wanted != ENTER_AUTO)
                         die(EXIT_FAILED, "enter = \"%s\" but systemd is not running here",
                             enter_backend_to_string(wanted));
@@ -100,138 +106,139 @@ static EnterBackend choose_backend(EnterBackend wanted)
         return ENTER_SYSTEMD_RUN;
 }
 
-_Noreturn static void enter_systemd(const Helper *h, EnterBackend backend, char **env)
-{
-        _cleanup_free_ char *program = NULL, *env_program = NULL;
-        char **line = NULL;
-        char *empty[] = { NULL };
-        AjError e = { 0 };
-
-        if (trusted_program_find(ROOT_PATH, backend == ENTER_RUN0 ? "run0" : "systemd-run", &program, &e) < 0)
-                die(EXIT_FAILED, "%s", e.message);
-        if (backend == ENTER_RUN0 && trusted_program_find(ROOT_PATH, "env", &env_program, &e) < 0)
-                die(EXIT_FAILED, "%s", e.message);
-        if (enter_line_build(backend == ENTER_RUN0 ? LINE_RUN0 : LINE_SYSTEMD_RUN, program, env_program,
-                             h->sandbox.pw_name, h->args->chdir, env, h->args->argv, &line) < 0)
-                die(EXIT_USAGE, "enter: cannot build the %s command line (a command name holding '=')",
-                    enter_backend_to_string(backend));
-        audit(LOG_INFO, "entering %s through %s in %s", h->sandbox.pw_name, program, h->args->chdir);
-        execve(line[0], line, empty);
-        die(EXIT_FAILED, "cannot execute %s: %s", line[0], strerror(errno));
-}
-
 /* What the child reports through the close-on-exec pipe when it fails before its exec. */
+typedef enum Stage {
+        STAGE_SESSION,
+        STAGE_GROUPS,
+        STAGE_BOUNDING,
+        STAGE_AMBIENT,
+        STAGE_GID,
+        STAGE_UID,
+        STAGE_CAPS,
+        STAGE_NO_NEW_PRIVS,
+        STAGE_VERIFY,
+        STAGE_CHDIR,
+        STAGE_EXEC,
+} Stage;
+
+static const char *const stage_names[] = {
+        [STAGE_SESSION] = "start a new session",
+        [STAGE_GROUPS] = "set its groups",
+        [STAGE_BOUNDING] = "empty its capability bounding set",
+        [STAGE_AMBIENT] = "empty its ambient capabilities",
+        [STAGE_GID] = "set its gid",
+        [STAGE_UID] = "set its uid",
+        [STAGE_CAPS] = "empty its capability sets",
+        [STAGE_NO_NEW_PRIVS] = "set no_new_privs",
+        [STAGE_VERIFY] = "verify its identity",
+        [STAGE_CHDIR] = "change directory",
+        [STAGE_EXEC] = "execute the command",
+};
+
 typedef struct ChildFailure {
         int stage;
         int error;
 } ChildFailure;
 
-static const char *const stage_names[] = {
-        "join its cgroup", "start a new session", "set its groups", "drop its capabilities",
-        "set its gid",     "set its uid",         "set no_new_privs", "verify its identity",
-        "change directory", "execute the command",
-};
-
-_Noreturn static void child_fail(int fd, int stage, int error)
+_Noreturn static void child_fail(int fd, Stage stage, int error)
 {
-        ChildFailure f = { stage, error };
+        ChildFailure f = { (int)stage, error };
 
         (void)!write(fd, &f, sizeof(f));
         _exit(EXIT_FAILED);
 }
 
 /* Everything root can hold, let go: the bounding set while still allowed to, the ambient and inheritable
- * sets explicitly, permitted and effective by the uid change itself. */
-static int drop_to_user(const struct passwd *pw)
+ * sets explicitly, permitted and effective by the uid change itself (and then explicitly). */
+static void drop_to_user(const struct passwd *pw, int report)
 {
         cap_t none;
-        int r;
 
-        for (int cap = 0; cap <= CAP_LAST_CAP || prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-                        return -errno;
+        if (initgroups(pw->pw_name, pw->pw_gid) < 0)
+                child_fail(report, STAGE_GROUPS, errno);
+        for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+                        child_fail(report, STAGE_BOUNDING, errno);
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-                return -errno;
+                child_fail(report, STAGE_AMBIENT, errno);
         if (setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0)
-                return -errno;
+                child_fail(report, STAGE_GID, errno);
         if (setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
-                return -errno;
+                child_fail(report, STAGE_UID, errno);
         none = cap_init();
-        if (!none)
-                return -ENOMEM;
-        r = cap_set_proc(none);
+        if (!none || cap_set_proc(none) < 0)
+                child_fail(report, STAGE_CAPS, errno);
         cap_free(none);
-        return r < 0 ? -errno : 0;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                child_fail(report, STAGE_NO_NEW_PRIVS, errno);
 }
 
-static int verify_dropped(const struct passwd *pw)
+/* Trust nothing said above: read back what the process now is. */
+static bool dropped(const struct passwd *pw)
 {
         uid_t ru, eu, su;
         gid_t rg, eg, sg;
         cap_t now, none;
-        int differ;
+        bool ok;
 
         if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-                return -errno;
+                return false;
         if (ru != pw->pw_uid || eu != pw->pw_uid || su != pw->pw_uid || rg != pw->pw_gid ||
             eg != pw->pw_gid || sg != pw->pw_gid)
-                return -EPERM;
+                return false;
         now = cap_get_proc();
         none = cap_init();
-        differ = !now || !none || cap_compare(now, none) != 0;
+        ok = now && none && cap_compare(now, none) == 0;
         cap_free(now);
         cap_free(none);
-        if (differ || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
-                return -EPERM;
+        if (!ok || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET,
+                                                                         0, 0, 0) > 0)
+                return false;
         for (int cap = 0;; cap++) {
                 int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
                 if (in < 0)
                         break;
                 if (in != 0)
-                        return -EPERM;
+                        return false;
         }
-        if (setresuid(0, 0, 0) == 0)
-                return -EPERM;
-        return 0;
+        return setresuid(0, 0, 0) < 0;
 }
 
-_Noreturn static void child_run(const Helper *h, int cgroup_fd, int report, char **env)
+_Noreturn static void child_direct(const Helper *h, char **env, int report)
 {
         const struct passwd *pw = &h->sandbox;
+        const char *rel = h->args->chdir + strlen(pw->pw_dir);
         struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-        int dirfd, r;
+                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+        int home, dir;
 
-        /* Default dispositions and an empty mask, so the command starts as any fresh process would. */
-        for (int sig = 1; sig < NSIG; sig++)
-                (void)signal(sig, SIG_DFL);
-        sigset_t all;
-        sigemptyset(&all);
-        (void)sigprocmask(SIG_SETMASK, &all, NULL);
-
-        if (cgroup_fd >= 0 && write(cgroup_fd, "0", 1) != 1)
-                child_fail(report, 0, errno);
-        if (cgroup_fd >= 0)
-                close(cgroup_fd);
         if (setsid() < 0)
-                child_fail(report, 1, errno);
-        if (initgroups(pw->pw_name, pw->pw_gid) < 0)
-                child_fail(report, 2, errno);
-        r = drop_to_user(pw);
-        if (r < 0)
-                child_fail(report, 3, -r);
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                child_fail(report, 6, errno);
-        r = verify_dropped(pw);
-        if (r < 0)
-                child_fail(report, 7, -r);
-        dirfd = (int)syscall(SYS_openat2, AT_FDCWD, h->args->chdir, &how, sizeof(how));
-        if (dirfd < 0 || fchdir(dirfd) < 0)
-                child_fail(report, 8, errno);
-        close(dirfd);
+                child_fail(report, STAGE_SESSION, errno);
+        drop_to_user(pw, report);
+        if (!dropped(pw))
+                child_fail(report, STAGE_VERIFY, EPERM);
+
+        /* As the sandbox user: the home as the user database names it, then below it no link at all. */
+        rel += strspn(rel, "/");
+        home = open(pw->pw_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (home < 0)
+                child_fail(report, STAGE_CHDIR, errno);
+        dir = *rel ? (int)syscall(SYS_openat2, home, rel, &how, sizeof(how)) : home;
+        if (dir < 0 || fchdir(dir) < 0)
+                child_fail(report, STAGE_CHDIR, errno);
+
+        umask(022); /* what a login or a systemd service starts with */
         environ = env;
         execvp(h->args->argv[0], h->args->argv);
-        child_fail(report, 9, errno);
+        child_fail(report, STAGE_EXEC, errno);
+}
+
+_Noreturn static void child_systemd(char **line, int report)
+{
+        char *empty[] = { NULL };
+
+        execve(line[0], line, empty);
+        child_fail(report, STAGE_EXEC, errno);
 }
 
 static volatile sig_atomic_t child_pid;
@@ -243,65 +250,67 @@ static void forward_signal(int sig)
                 (void)kill(child_pid, sig);
 }
 
-/* A cgroup of its own under the cgroup2 mount, where there is one: kill-user empties it in one write. */
-static int make_cgroup(char **ret_path)
+/* fork(), or where there is a cgroup, clone3() straight into it: joining a cgroup later (a write to
+ * cgroup.procs) waits for an RCU grace period, starting in it does not. The helper has one thread, so
+ * the child may go on as after fork(). */
+static pid_t spawn(int cgroup_fd)
 {
-        _cleanup_free_ char *mount = NULL, *parent = NULL, *path = NULL;
-        int r, fd;
+        struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+                                   .cgroup = (uint64_t)cgroup_fd };
 
-        r = cgroup2_mount_find(&mount);
-        if (r == -ENOENT) {
-                *ret_path = NULL;
-                return -EBADF;
-        }
-        if (r < 0)
-                die(EXIT_FAILED, "cannot read the mount table: %s", strerror(-r));
-        if (asprintf(&parent, "%s/%s", mount, CGROUP_ENTER_PARENT) < 0 ||
-            asprintf(&path, "%s/enter-%ld", parent, (long)getpid()) < 0)
-                die(EXIT_FAILED, "out of memory");
-        if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-                die(EXIT_FAILED, "cannot make cgroup %s: %s", parent, strerror(errno));
-        if (mkdir(path, 0755) < 0)
-                die(EXIT_FAILED, "cannot make cgroup %s: %s", path, strerror(errno));
-        fd = openat(AT_FDCWD, path, O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd >= 0) {
-                int procs = openat(fd, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-                close(fd);
-                fd = procs;
-        }
-        if (fd < 0)
-                die(EXIT_FAILED, "cannot open cgroup %s: %s", path, strerror(errno));
-        *ret_path = TAKE_PTR(path);
-        return fd;
+        if (cgroup_fd < 0)
+                return fork();
+        return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
-_Noreturn static void enter_direct(const Helper *h, char **env)
+/* Runs line (systemd backends) or the command itself (line NULL: direct) as a child, waits for it, and
+ * ends the helper with its status. */
+_Noreturn static void run_child(const Helper *h, const char *how, char **line, char **env)
 {
         _cleanup_free_ char *cgroup = NULL;
-        int report[2], cgroup_fd, status;
-        ChildFailure f;
         struct sigaction sa = { .sa_handler = forward_signal };
+        int report[2], cgroup_fd = -1, status, r;
+        sigset_t block, saved;
+        ChildFailure f;
         ssize_t n;
         pid_t pid;
 
-        cgroup_fd = make_cgroup(&cgroup);
+        /* A cgroup of its own where there is cgroup2 and no systemd to make one: kill-user empties it
+         * in one write. */
+        if (!line) {
+                r = cgroup_enter_create(&cgroup, &cgroup_fd);
+                if (r == -ENOENT)
+                        audit(LOG_NOTICE, "no cgroup2 mount: the command runs without a cgroup of its own");
+                else if (r < 0)
+                        die(EXIT_FAILED, "cannot make a cgroup for the command: %s", strerror(-r));
+        }
         if (pipe2(report, O_CLOEXEC) < 0)
                 die(EXIT_FAILED, "pipe: %s", strerror(errno));
-        audit(LOG_INFO, "entering %s directly in %s", h->sandbox.pw_name, h->args->chdir);
-
-        /* Signals sudo relays to us go on to the command (the child resets them before it runs). */
         sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++)
+        sigemptyset(&block);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded); i++) {
                 (void)sigaction(forwarded[i], &sa, NULL);
+                sigaddset(&block, forwarded[i]);
+        }
+        audit(LOG_INFO, "entering %s %s in %s", h->sandbox.pw_name, how, h->args->chdir);
 
-        pid = fork();
+        /* Signals wait until child_pid is known, so none is lost between the fork and the handler. */
+        (void)sigprocmask(SIG_BLOCK, &block, &saved);
+        pid = spawn(cgroup_fd);
         if (pid < 0)
-                die(EXIT_FAILED, "fork: %s", strerror(errno));
+                die(EXIT_FAILED, "cannot start the command: %s", strerror(errno));
         if (pid == 0) {
+                for (int sig = 1; sig < NSIG; sig++)
+                        (void)signal(sig, SIG_DFL);
+                sigemptyset(&saved);
+                (void)sigprocmask(SIG_SETMASK, &saved, NULL);
                 close(report[0]);
-                child_run(h, cgroup_fd, report[1], env);
+                if (line)
+                        child_systemd(line, report[1]);
+                child_direct(h, env, report[1]);
         }
         child_pid = pid;
+        (void)sigprocmask(SIG_SETMASK, &saved, NULL);
         if (cgroup_fd >= 0)
                 close(cgroup_fd);
         close(report[1]);
@@ -315,15 +324,16 @@ _Noreturn static void enter_direct(const Helper *h, char **env)
         if (cgroup)
                 (void)rmdir(cgroup); /* still busy if the command left processes: kill-user removes it */
 
-        if (n == (ssize_t)sizeof(f) && f.stage == 9) {
+        if (n == (ssize_t)sizeof(f) && f.stage == STAGE_EXEC && !line) {
                 /* The name goes to the caller only: the audit trail keeps no part of the command line. */
                 dprintf(STDERR_FILENO, "agentic-job-helper: enter: could not execute the command %s: %s\n",
                         h->args->argv[0], strerror(f.error));
                 audit(LOG_WARNING, "refused: could not execute the command: %s", strerror(f.error));
                 _exit(f.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
         }
-        if (n == (ssize_t)sizeof(f))
-                die(EXIT_FAILED, "enter: could not %s: %s", stage_names[f.stage], strerror(f.error));
+        if (n == (ssize_t)sizeof(f) && f.stage >= 0 && f.stage <= STAGE_EXEC)
+                die(EXIT_FAILED, "enter: could not %s%s: %s", stage_names[f.stage], line ? " (systemd)" : "",
+                    strerror(f.error));
         if (WIFSIGNALED(status)) {
                 audit(LOG_INFO, "done: the command was killed by signal %d", WTERMSIG(status));
                 _exit(128 + WTERMSIG(status));
@@ -334,9 +344,11 @@ _Noreturn static void enter_direct(const Helper *h, char **env)
 
 void op_enter(const Helper *h)
 {
-        char **env = NULL;
+        _cleanup_free_ char *program = NULL, *env_program = NULL;
+        char **env = NULL, **line = NULL;
         AjError e = { 0 };
         EnterBackend backend;
+        int r;
 
         if (enter_dir_check(h->sandbox.pw_dir, h->args->chdir, &e) < 0)
                 die(EXIT_USAGE, "%s", e.message);
@@ -345,10 +357,23 @@ void op_enter(const Helper *h)
                 if (isatty(fd))
                         die(EXIT_UNSAFE, "standard %s is a terminal: enter passes no terminal to the sandbox",
                             fd == 0 ? "input" : fd == 1 ? "output" : "error");
-        if (enter_env_build(h->config, &h->sandbox, &env) < 0)
-                die(EXIT_CONFIG, "cannot build the sandbox environment");
+        r = sandbox_env_build(h->config, &h->sandbox, &env);
+        if (r < 0)
+                die(EXIT_CONFIG, "cannot build the sandbox environment: %s", strerror(-r));
+
         backend = choose_backend(h->config->enter);
         if (backend == ENTER_DIRECT)
-                enter_direct(h, env);
-        enter_systemd(h, backend, env);
+                run_child(h, "directly", NULL, env);
+
+        if (trusted_program_find(ROOT_PATH, backend == ENTER_RUN0 ? "run0" : "systemd-run", &program, &e) < 0)
+                die(EXIT_FAILED, "%s", e.message);
+        if (backend == ENTER_RUN0 && trusted_program_find(ROOT_PATH, "env", &env_program, &e) < 0)
+                die(EXIT_FAILED, "%s", e.message);
+        r = enter_line_build(backend == ENTER_RUN0 ? LINE_RUN0 : LINE_SYSTEMD_RUN, program, env_program,
+                             h->sandbox.pw_name, h->args->chdir, env, h->args->argv, &line);
+        if (r == -EINVAL)
+                die(EXIT_USAGE, "enter: through run0 the command may not start with '-' or hold '='");
+        if (r < 0)
+                die(EXIT_FAILED, "enter: cannot build the %s command line: %s", program, strerror(-r));
+        run_child(h, backend == ENTER_RUN0 ? "through run0" : "through systemd-run", line, env);
 }

@@ -17,6 +17,7 @@
  * starts "agentic-job-helper: ". */
 #define EXIT_PROXY_LOG_TRUNCATED 3   /* proxy-log: the log is shorter than --from (truncated or replaced) */
 #define EXIT_PROXY_LOG_ABSENT    4   /* proxy-log: there is no log */
+#define EXIT_PROXY_LOG_MORE      5   /* proxy-log: output capped at PROXY_LOG_MAX_OUTPUT; more follows */
 #define EXIT_USAGE               120 /* unknown operation; missing, extra or refused argument */
 #define EXIT_CALLER              121 /* not root, not through sudo, or not the configured runner user */
 #define EXIT_CONFIG              122 /* configuration missing, untrusted or invalid; users not as configured */
@@ -27,13 +28,11 @@
 
 /* Where root looks for programs; each directory must be root's alone. */
 #define ROOT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-/* What the sandbox user's commands start with. */
-#define SANDBOX_PATH "/usr/local/bin:/usr/bin:/bin"
-#define SANDBOX_LANG "C.UTF-8"
 
 #define PROXY_LOG_PATH "/var/log/egress-proxy/access.jsonl"
 #define PROXY_USER     "egress-proxy"
-/* proxy-log writes at most this much per call; the caller advances --from and calls again. */
+/* proxy-log writes at most this much per call, then exits EXIT_PROXY_LOG_MORE; the caller advances
+ * --from by what it received and calls again. */
 #define PROXY_LOG_MAX_OUTPUT (64 * 1024 * 1024)
 
 typedef enum HelperOp {
@@ -65,14 +64,11 @@ typedef enum EnterLine {
 } EnterLine;
 
 /* Builds the argv of run0 or systemd-run that enters the sandbox user: program is the resolved path of
- * run0/systemd-run, env_program that of env (used to drop what run0 adds), env the "NAME=VALUE" list.
- * Pure. */
+ * run0/systemd-run, env_program that of env (run0 only: it drops the SUDO_* variables run0 adds), env the
+ * "NAME=VALUE" list. -EINVAL for an empty argv, or (run0) an argv[0] starting '-' or holding '='. Pure. */
 int enter_line_build(EnterLine line, const char *program, const char *env_program, const char *user,
                      const char *dir, char *const *env, char *const *argv, char ***ret_argv);
 
-/* The sandbox environment: fixed PATH and LANG, HOME, USER, LOGNAME and SHELL of the user, the proxy
- * variables when the proxy is on, then [sandbox] env (which may override). Pure. */
-int enter_env_build(const Config *c, const struct passwd *pw, char ***ret_env);
 
 /* What every operation knows once the entry checks passed. */
 typedef struct Helper {

@@ -8,7 +8,6 @@
  * outrun it; /proc is scanned again until no live process of those uids is left. Zombies waiting for a
  * parent are dead and count as gone. Where systemd runs, logind and the user's slice are told first, so
  * nothing restarts what was killed. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -30,6 +29,7 @@
 #include "macro.h"
 #include "proc.h"
 #include "subid.h"
+#include "trusted-path.h"
 
 #define DEADLINE_NS  (10LL * 1000 * 1000 * 1000)
 #define MAX_UIDS     64
@@ -156,56 +156,28 @@ static void stop_systemd_user(uid_t uid)
         sd_bus_flush_close_unref(bus);
 }
 
-/* The cgroups enter made: kill each in one write where the kernel has cgroup.kill (5.14), and remove
- * them once empty (remove = 1). */
-static void enter_cgroups(int remove)
-{
-        _cleanup_free_ char *mount = NULL, *parent = NULL;
-        DIR *d;
-        struct dirent *de;
-
-        if (cgroup2_mount_find(&mount) < 0 || asprintf(&parent, "%s/%s", mount, CGROUP_ENTER_PARENT) < 0)
-                return;
-        d = opendir(parent);
-        if (!d)
-                return;
-        while ((de = readdir(d))) {
-                if (strncmp(de->d_name, "enter-", 6) != 0)
-                        continue;
-                if (remove)
-                        (void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-                else {
-                        char file[300];
-                        int fd;
-
-                        (void)snprintf(file, sizeof(file), "%s/cgroup.kill", de->d_name);
-                        fd = openat(dirfd(d), file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-                        if (fd >= 0) {
-                                (void)!write(fd, "1", 1);
-                                close(fd);
-                        }
-                }
-        }
-        closedir(d);
-}
-
 void op_kill_user(const Helper *h)
 {
         UidRange ranges[SUBID_MAX_RANGES + 1];
         size_t n = 0;
         Scan s = { 0 };
-        long long start = now_ns();
+        AjError e = { 0 };
+        long long start = now_ns(), deadline;
         unsigned rounds = 0;
         int r;
 
+        /* The ranges say whose processes root kills: the file must be root's alone like the
+         * configuration, and no range may reach the uids of system or ordinary users. */
+        if (access(SUBUID_PATH, F_OK) == 0 && trusted_path_check(SUBUID_PATH, &e) < 0)
+                die(EXIT_CONFIG, "%s not trusted: %s", SUBUID_PATH, e.message);
         r = subid_load(SUBUID_PATH, h->sandbox.pw_name, h->sandbox.pw_uid, ranges, &n);
         if (r < 0)
                 die(EXIT_CONFIG, "%s: cannot read the ranges of %s: %s", SUBUID_PATH, h->sandbox.pw_name,
                     strerror(-r));
-        /* Root, the caller and the helper itself are never targets, whatever the ranges say. */
-        if (uid_in_ranges(0, ranges, n) || uid_in_ranges(h->caller_uid, ranges, n))
-                die(EXIT_CONFIG, "%s: a range of %s holds root or the runner's uid", SUBUID_PATH,
-                    h->sandbox.pw_name);
+        for (size_t i = 0; i < n; i++)
+                if (ranges[i].start < SUBID_LOWEST || uid_in_ranges(h->caller_uid, &ranges[i], 1))
+                        die(EXIT_CONFIG, "%s: a range of %s starts below %u or holds the runner's uid",
+                            SUBUID_PATH, h->sandbox.pw_name, SUBID_LOWEST);
         ranges[n++] = (UidRange){ .start = h->sandbox.pw_uid, .count = 1 };
 
         s.ranges = ranges;
@@ -215,6 +187,8 @@ void op_kill_user(const Helper *h)
                 die(EXIT_FAILED, "out of memory");
 
         stop_systemd_user(h->sandbox.pw_uid);
+        /* The bus calls above may take their time; the kill loop gets its own. */
+        deadline = now_ns() + DEADLINE_NS;
         for (;;) {
                 s.n_uids = 0;
                 s.live = 0;
@@ -223,12 +197,12 @@ void op_kill_user(const Helper *h)
                         die(EXIT_FAILED, "cannot scan /proc: %s", strerror(-r));
                 if (s.live == 0)
                         break;
-                if (now_ns() - start > DEADLINE_NS)
+                if (now_ns() > deadline)
                         die(EXIT_FAILED, "%u processes of %s survive (pid %ld first)", s.live, h->sandbox.pw_name,
                             (long)s.survivors[0]);
                 /* Counted first, then killed: each enter cgroup in one write, then every uid at once. */
                 if (rounds == 0)
-                        enter_cgroups(0);
+                        cgroup_enter_kill_all();
                 for (size_t i = 0; i < s.n_uids; i++)
                         (void)kill_as(s.uids[i]);
                 /* Killed processes take a moment to become zombies; do not spin against them. */
@@ -237,7 +211,7 @@ void op_kill_user(const Helper *h)
                         nanosleep(&ts, NULL);
                 }
         }
-        enter_cgroups(1);
+        cgroup_enter_remove_all();
         printf("ended %lu processes of %s in %.1f ms\n", s.ended, h->sandbox.pw_name,
                (double)(now_ns() - start) / 1e6);
         audit(LOG_INFO, "done: ended %lu processes of %s", s.ended, h->sandbox.pw_name);

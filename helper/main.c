@@ -36,13 +36,10 @@ void die(int status, const char *fmt, ...)
 static void sanitize_fds(void)
 {
         for (int fd = 0; fd < 3; fd++)
-                if (fcntl(fd, F_GETFD) < 0) {
-                        int n = open("/dev/null", O_RDWR | O_NOCTTY);
-                        if (n != fd)
-                                _exit(EXIT_UNSAFE);
-                }
+                if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR | O_NOCTTY) != fd)
+                        die(EXIT_UNSAFE, "cannot open /dev/null for a closed standard stream");
         if (close_range(3, ~0U, 0) < 0)
-                _exit(EXIT_UNSAFE);
+                die(EXIT_UNSAFE, "cannot close inherited descriptors: %s", strerror(errno));
 }
 
 /* sudo sets SUDO_UID to the real uid of whoever called it; the helper takes the caller from nowhere else. */
@@ -104,12 +101,12 @@ int main(int argc, char **argv)
         /* Before anything else: no core dumps or ptrace by the caller, no inherited descriptors, a known
          * umask, and none of the caller's environment (SUDO_UID is read first, then everything goes). */
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                _exit(EXIT_UNSAFE);
+                die(EXIT_UNSAFE, "cannot make the process undumpable: %s", strerror(errno));
         sanitize_fds();
         umask(077);
         caller = caller_from_sudo(getenv("SUDO_UID"));
         if (clearenv() != 0 || setenv("PATH", ROOT_PATH, 1) < 0)
-                _exit(EXIT_UNSAFE);
+                die(EXIT_UNSAFE, "cannot clear the environment");
         audit_context(NULL, caller);
 
         if (geteuid() != 0 || getuid() != 0)

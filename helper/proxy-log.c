@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* proxy-log --from N: the egress proxy's log from byte N to its end as it was when opened, at most
- * PROXY_LOG_MAX_OUTPUT bytes a call. The path is fixed; it is opened without following any link and
+ * PROXY_LOG_MAX_OUTPUT bytes a call (then status EXIT_PROXY_LOG_MORE: call again from N plus what came). The path is fixed; it is opened without following any link and
  * without blocking on a FIFO, and read only if it is a regular file of the proxy user. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,7 +24,7 @@ static void write_all(const char *buf, size_t n)
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k <= 0)
-                        die(EXIT_FAILED, "proxy-log: cannot write: %s", strerror(errno));
+                        die(EXIT_FAILED, "proxy-log: cannot write: %s", k < 0 ? strerror(errno) : "no progress");
                 buf += k;
                 n -= (size_t)k;
         }
@@ -37,11 +38,9 @@ void op_proxy_log(const Helper *h)
         struct passwd *pw;
         struct stat st;
         uint64_t from = h->args->from, end, left;
+        bool more;
         char buf[65536];
 
-        pw = getpwnam(PROXY_USER);
-        if (!pw)
-                die(EXIT_FAILED, "proxy-log: the proxy user %s does not exist", PROXY_USER);
         fd = (int)syscall(SYS_openat2, AT_FDCWD, PROXY_LOG_PATH, &how, sizeof(how));
         if (fd < 0 && errno == ENOENT)
                 die(EXIT_PROXY_LOG_ABSENT, "proxy-log: there is no log %s", PROXY_LOG_PATH);
@@ -51,6 +50,9 @@ void op_proxy_log(const Helper *h)
                 die(EXIT_FAILED, "proxy-log: %s: %s", PROXY_LOG_PATH, strerror(errno));
         if (fstat(fd, &st) < 0)
                 die(EXIT_FAILED, "proxy-log: %s: %s", PROXY_LOG_PATH, strerror(errno));
+        pw = getpwnam(PROXY_USER);
+        if (!pw)
+                die(EXIT_FAILED, "proxy-log: the proxy user %s does not exist", PROXY_USER);
         if (!S_ISREG(st.st_mode))
                 die(EXIT_FAILED, "proxy-log: refused: %s is not a regular file", PROXY_LOG_PATH);
         if (st.st_uid != pw->pw_uid)
@@ -61,7 +63,8 @@ void op_proxy_log(const Helper *h)
                     (long long)st.st_size, (unsigned long long)from);
 
         end = (uint64_t)st.st_size;
-        if (end - from > PROXY_LOG_MAX_OUTPUT)
+        more = end - from > PROXY_LOG_MAX_OUTPUT;
+        if (more)
                 end = from + PROXY_LOG_MAX_OUTPUT;
         for (left = end - from; left > 0;) {
                 ssize_t k = pread(fd, buf, left < sizeof(buf) ? left : sizeof(buf), (off_t)(end - left));
@@ -74,6 +77,7 @@ void op_proxy_log(const Helper *h)
                 write_all(buf, (size_t)k);
                 left -= (uint64_t)k;
         }
-        audit(LOG_INFO, "done: %llu bytes from %llu", (unsigned long long)(end - from), (unsigned long long)from);
-        _exit(0);
+        audit(LOG_INFO, "done: %llu bytes from %llu%s", (unsigned long long)(end - from), (unsigned long long)from,
+              more ? ", more follows" : "");
+        _exit(more ? EXIT_PROXY_LOG_MORE : 0);
 }

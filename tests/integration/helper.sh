@@ -207,6 +207,9 @@ chmod 0644 "$CONF"
 chown "$OTHER" "$CONF"
 bad_call "a configuration owned by another user" 122 "owned by uid $(id -u "$OTHER")" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
 chown root "$CONF"
+setfacl -m "u:$OTHER:rw" "$CONF"
+bad_call "a configuration another user may write through an ACL" 122 "has an access ACL" "${H[@]}" enter --chdir "$SB_HOME" -- "${T[@]}"
+setfacl -b "$CONF"
 chmod 0777 "$CONF_DIR"
 bad_call "a configuration directory writable by others" 122 "$CONF_DIR is writable by others" "${H[@]}" ping
 chmod 0755 "$CONF_DIR"
@@ -226,6 +229,16 @@ on_exit "chmod $mode /usr/local/sbin"
 chmod 0777 /usr/local/sbin
 bad_call "a PATH directory writable by others" 123 "PATH directory not root's alone: /usr/local/sbin" "${H[@]}" ping
 chmod "$mode" /usr/local/sbin
+
+# kill-user refuses subordinate ranges it cannot trust (status 122).
+cp -p /etc/subuid /etc/subuid.ajt-saved
+on_exit "mv -f /etc/subuid.ajt-saved /etc/subuid"
+echo "$SANDBOX:1000:65536" >>/etc/subuid
+bad_call "kill-user with a subordinate range over ordinary users' uids" 122 "starts below 65536" "${H[@]}" kill-user
+cp -p /etc/subuid.ajt-saved /etc/subuid
+chmod 0666 /etc/subuid
+bad_call "kill-user with /etc/subuid writable by others" 122 "/etc/subuid is writable by others" "${H[@]}" kill-user
+chmod 0644 /etc/subuid
 
 # proxy-log refusals (status 4, 3, 125).
 rm -f "$LOG"
@@ -268,6 +281,14 @@ out=$(helper proxy-log --from "$n1" | od -An -c)
 expect_eq "proxy-log --from N: exactly the bytes after N" "$(tail -c +$((n1 + 1)) "$LOG" | od -An -c)" "$out"
 run helper proxy-log --from "$(stat -c %s "$LOG")"
 expect_eq "proxy-log --from the end: nothing, success" "0:" "$status:$out"
+# A log larger than one call's cap: 64 MiB and status 5, then the rest from there.
+truncate -s $((64 * 1024 * 1024 + 1000)) "$LOG"
+n=$(helper proxy-log --from 0 | wc -c; echo "status ${PIPESTATUS[0]}")
+expect_eq "proxy-log: at most 64 MiB a call, status 5 says more follows" "$((64 * 1024 * 1024))
+status 5" "$n"
+n=$(helper proxy-log --from $((64 * 1024 * 1024)) | wc -c; echo "status ${PIPESTATUS[0]}")
+expect_eq "proxy-log: the rest from where the last call stopped" "1000
+status 0" "$n"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# kill-user"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* enter_line_build() and enter_env_build(): the exact run0 and systemd-run command lines, and the exact
+/* enter_line_build() and sandbox_env_build(): the exact run0 and systemd-run command lines, and the exact
  * environment of a sandbox command. */
 #include <check.h>
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "sandbox-env.h"
 #include "egress-env.h"
 #include "helper.h"
 #include "macro.h"
@@ -83,7 +84,6 @@ START_TEST(test_systemd_run_line)
                 "--service-type=exec",
                 "--uid=runner-sandbox",
                 "--property=PAMName=login",
-                "--property=CollectMode=inactive-or-failed",
                 "--working-directory=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -151,7 +151,6 @@ START_TEST(test_systemd_run_line_one_word)
                 "--service-type=exec",
                 "--uid=runner-sandbox",
                 "--property=PAMName=login",
-                "--property=CollectMode=inactive-or-failed",
                 "--working-directory=/home/runner-sandbox/work",
                 "--",
                 "true",
@@ -180,7 +179,6 @@ START_TEST(test_argv0_with_equals)
                 "--service-type=exec",
                 "--uid=runner-sandbox",
                 "--property=PAMName=login",
-                "--property=CollectMode=inactive-or-failed",
                 "--working-directory=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -263,7 +261,7 @@ START_TEST(test_many_words)
 }
 END_TEST
 
-/* ---- enter_env_build() ---- */
+/* ---- sandbox_env_build() ---- */
 
 static struct passwd pw_sandbox = {
         .pw_name = (char *)"runner-sandbox",
@@ -306,7 +304,7 @@ START_TEST(test_env_defaults)
         };
 
         ck_assert(c->egress_proxy);
-        ck_assert_int_eq(enter_env_build(c, &pw_sandbox, &env), 0);
+        ck_assert_int_eq(sandbox_env_build(c, &pw_sandbox, &env), 0);
         assert_strv_eq(env, expected);
 }
 END_TEST
@@ -326,7 +324,7 @@ START_TEST(test_env_proxy_off)
         };
 
         ck_assert(!c->egress_proxy);
-        ck_assert_int_eq(enter_env_build(c, &pw_sandbox, &env), 0);
+        ck_assert_int_eq(sandbox_env_build(c, &pw_sandbox, &env), 0);
         assert_strv_eq(env, expected);
         for (char **e = env; *e; e++)
                 ck_assert_msg(!strcasestr(*e, "proxy"), "%s present with the proxy off", *e);
@@ -360,7 +358,7 @@ START_TEST(test_env_sandbox_entries)
                 NULL,
         };
 
-        ck_assert_int_eq(enter_env_build(c, &pw_sandbox, &env), 0);
+        ck_assert_int_eq(sandbox_env_build(c, &pw_sandbox, &env), 0);
         assert_strv_eq(env, expected);
 }
 END_TEST
@@ -384,7 +382,7 @@ START_TEST(test_env_override_needs_exact_name)
                 NULL,
         };
 
-        ck_assert_int_eq(enter_env_build(c, &pw_sandbox, &env), 0);
+        ck_assert_int_eq(sandbox_env_build(c, &pw_sandbox, &env), 0);
         assert_strv_eq(env, expected);
 }
 END_TEST
@@ -410,7 +408,7 @@ START_TEST(test_env_by_hand)
 
         /* No shell in the password entry: /bin/sh. */
         pw.pw_shell = (char *)"";
-        ck_assert_int_eq(enter_env_build(&c, &pw, &env), 0);
+        ck_assert_int_eq(sandbox_env_build(&c, &pw, &env), 0);
         assert_strv_eq(env, expected);
 }
 END_TEST
@@ -431,7 +429,7 @@ START_TEST(test_env_null_shell_and_env)
         };
 
         pw.pw_shell = NULL;
-        ck_assert_int_eq(enter_env_build(&c, &pw, &env), 0);
+        ck_assert_int_eq(sandbox_env_build(&c, &pw, &env), 0);
         assert_strv_eq(env, expected);
 }
 END_TEST
@@ -444,11 +442,11 @@ START_TEST(test_env_actions_refused)
         Config c = { .env = entries, .egress_proxy = true };
         _cleanup_strv_free_ char **env = NULL;
 
-        ck_assert_int_eq(enter_env_build(&c, &pw_sandbox, &env), -EPERM);
+        ck_assert_int_eq(sandbox_env_build(&c, &pw_sandbox, &env), -EPERM);
         ck_assert_ptr_null(env);
         c.env = entries_late;
         c.egress_proxy = false;
-        ck_assert_int_eq(enter_env_build(&c, &pw_sandbox, &env), -EPERM);
+        ck_assert_int_eq(sandbox_env_build(&c, &pw_sandbox, &env), -EPERM);
         ck_assert_ptr_null(env);
 }
 END_TEST
@@ -474,7 +472,7 @@ START_TEST(test_env_matches_egress_env)
         size_t i;
 
         ck_assert_ptr_null(egress_env(false)[0]);
-        ck_assert_int_eq(enter_env_build(&c, &pw_sandbox, &env), 0);
+        ck_assert_int_eq(sandbox_env_build(&c, &pw_sandbox, &env), 0);
         for (i = 0; proxy[i]; i++)
                 ck_assert_str_eq(env[6 + i], proxy[i]);
         ck_assert_uint_eq(i, 4);
@@ -499,7 +497,7 @@ int main(void)
         tcase_add_test(tc, test_many_words);
         suite_add_tcase(s, tc);
 
-        tc = tcase_create("enter_env_build");
+        tc = tcase_create("sandbox_env_build");
         tcase_add_test(tc, test_env_defaults);
         tcase_add_test(tc, test_env_proxy_off);
         tcase_add_test(tc, test_env_sandbox_entries);
