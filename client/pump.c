@@ -94,7 +94,8 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
                 return -errno;
         if (pid == 0) {
                 (void)signal(SIGPIPE, SIG_DFL);
-                /* No controlling terminal: sudo then runs the helper on our sockets, not on a pty of its own. */
+                /* No controlling terminal: sudo then runs the helper on our sockets, not on a pty of its
+                 * own. */
                 (void)setsid();
                 for (int i = 0; i < 3; i++)
                         if (dup2(sp[i][1], i) < 0)
@@ -115,7 +116,10 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
 
         while (out_open || err_open) {
                 struct pollfd p[4] = {
-                        { .fd = !in_open ? -1 : in_len ? sp[0][0] : in_fd, .events = in_len ? POLLOUT : POLLIN },
+                        { .fd = !in_open ? -1
+                                : in_len ? sp[0][0]
+                                         : in_fd,
+                          .events = in_len ? POLLOUT : POLLIN },
                         { .fd = out_open ? sp[1][0] : -1, .events = POLLIN },
                         { .fd = err_open ? sp[2][0] : -1, .events = POLLIN },
                         { .fd = exited ? -1 : pidfd, .events = POLLIN },

@@ -32,7 +32,6 @@ int sandbox_exec_main(int argc, char **argv)
         const char *dir = NULL, *stdin_file = NULL;
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         AjError e = { 0 };
-        struct passwd *pw;
         int i, r, status;
 
         for (i = 1; i < argc; i++) {
@@ -60,7 +59,7 @@ int sandbox_exec_main(int argc, char **argv)
                 return CLIENT_EXIT_USAGE;
         }
         if (!dir) {
-                pw = getpwnam(config->sandbox_user);
+                struct passwd *pw = getpwnam(config->sandbox_user);
                 if (!pw) {
                         fprintf(stderr, "agentic-job sandbox exec: sandbox user %s does not exist\n",
                                 config->sandbox_user);

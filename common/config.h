@@ -52,10 +52,11 @@ static inline void config_freep(Config **c)
 const char *enter_backend_to_string(EnterBackend b);
 
 /* The rules, exported for the helper, setup and the tests. */
-bool user_name_valid(const char *s);  /* ^[a-z_][a-z0-9_-]{0,31}$ */
-bool group_name_valid(const char *s); /* the same rule */
+bool user_name_valid(const char *s);          /* ^[a-z_][a-z0-9_-]{0,31}$ */
+bool group_name_valid(const char *s);         /* the same rule */
 bool group_is_root_equivalent(const char *s); /* root, wheel, sudo, admin, adm, disk, shadow, docker, ... */
-bool env_name_valid(const char *s);   /* ^[A-Za-z_][A-Za-z0-9_]*$ and not ACTIONS_* (in any case) */
-bool env_value_valid(const char *s);  /* no newline, no carriage return (TOML strings hold no NUL) */
-bool path_is_plain_absolute(const char *s); /* starts "/", no empty, "." or ".." component, no trailing "/" but "/" itself */
-bool unit_name_valid(const char *s);  /* contains ".", no leading "-", no whitespace or control character */
+bool env_name_valid(const char *s);           /* ^[A-Za-z_][A-Za-z0-9_]*$ and not ACTIONS_* (in any case) */
+bool env_value_valid(const char *s);          /* no newline, no carriage return (TOML strings hold no NUL) */
+bool path_is_plain_absolute(
+        const char *s); /* starts "/", no empty, "." or ".." component, no trailing "/" but "/" itself */
+bool unit_name_valid(const char *s); /* contains ".", no leading "-", no whitespace or control character */

@@ -7,32 +7,32 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-#define _unused_     __attribute__((unused))
-#define _noreturn_   __attribute__((noreturn))
+#define _cleanup_(f)   __attribute__((cleanup(f)))
+#define _unused_       __attribute__((unused))
+#define _noreturn_     __attribute__((noreturn))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
 /* Hand a pointer (or descriptor) to someone else: the cleanup attribute then frees nothing. */
-#define TAKE_PTR(p)                                                                                       \
-        ({                                                                                                \
-                __typeof__(p) _p = (p);                                                                   \
-                (p) = NULL;                                                                               \
-                _p;                                                                                       \
+#define TAKE_PTR(p)                                                                                         \
+        ({                                                                                                  \
+                __typeof__(p) _p = (p);                                                                     \
+                (p) = NULL;                                                                                 \
+                _p;                                                                                         \
         })
-#define TAKE_FD(fd)                                                                                       \
-        ({                                                                                                \
-                int _fd = (fd);                                                                           \
-                (fd) = -EBADF;                                                                            \
-                _fd;                                                                                      \
+#define TAKE_FD(fd)                                                                                         \
+        ({                                                                                                  \
+                int _fd = (fd);                                                                             \
+                (fd) = -EBADF;                                                                              \
+                _fd;                                                                                        \
         })
 
 /* Turn a libc return (-1 and errno) into -errno. */
-#define RET_NERRNO(expr)                                                                                  \
-        ({                                                                                                \
-                __typeof__(expr) _r = (expr);                                                             \
-                _r < 0 ? -errno : _r;                                                                     \
+#define RET_NERRNO(expr)                                                                                    \
+        ({                                                                                                  \
+                __typeof__(expr) _r = (expr);                                                               \
+                _r < 0 ? -errno : _r;                                                                       \
         })
 
 static inline void freep(void *p)

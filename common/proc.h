@@ -6,7 +6,7 @@
 #include <sys/types.h>
 
 typedef struct ProcStatus {
-        char state;   /* the State: letter; 'Z' and 'X' are dead and waiting for their parent ('t': traced) */
+        char state; /* the State: letter; 'Z' and 'X' are dead and waiting for their parent ('t': traced) */
         uid_t uid[4]; /* real, effective, saved, filesystem */
 } ProcStatus;
 

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define SUBUID_PATH     "/etc/subuid"
-#define SUBID_MAX_SIZE  (1024 * 1024)
+#define SUBUID_PATH      "/etc/subuid"
+#define SUBID_MAX_SIZE   (1024 * 1024)
 #define SUBID_MAX_RANGES 64
 /* Subordinate ranges start at or above this (useradd's default is 100000): below it live root, system
  * users, nobody and ordinary users, whose processes must never be taken for the sandbox's. */

@@ -191,7 +191,9 @@ static int array_append(TomlValue *a, TomlValue *item)
 
         if (a->array.n_items == a->array.n_allocated) {
                 size_t n = a->array.n_allocated > 0 ? 2 * a->array.n_allocated : 4;
-                TomlValue **items = reallocarray(a->array.items, n, sizeof(*items));
+                TomlValue **items = reallocarray(
+                        a->array.items, n,
+                        sizeof(*items)); /* NOLINT(bugprone-sizeof-expression): an array of pointers */
 
                 if (!items)
                         return -ENOMEM;

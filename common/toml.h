@@ -42,7 +42,7 @@ static inline void toml_freep(TomlValue **v)
 }
 
 TomlType toml_type(const TomlValue *v);
-const char *toml_type_name(TomlType t); /* "string", "integer", "boolean", "array", "table" */
+const char *toml_type_name(TomlType t);   /* "string", "integer", "boolean", "array", "table" */
 unsigned toml_line(const TomlValue *v);   /* where the value (or table header) starts, 1-based */
 unsigned toml_column(const TomlValue *v); /* 1-based */
 

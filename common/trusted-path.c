@@ -51,8 +51,8 @@ static int prepend(char *rest, size_t restsz, const char *link)
 
 int trusted_path_check(const char *path, AjError *reterr)
 {
-        char done[PATH_MAX] = "";       /* what is resolved and checked so far; "" is "/" */
-        char rest[2 * PATH_MAX];        /* what remains, components separated by '/' */
+        char done[PATH_MAX] = ""; /* what is resolved and checked so far; "" is "/" */
+        char rest[2 * PATH_MAX];  /* what remains, components separated by '/' */
         unsigned links = 0;
         bool trailing_slash;
         struct stat st;
@@ -73,10 +73,9 @@ int trusted_path_check(const char *path, AjError *reterr)
         trailing_slash = path[strlen(path) - 1] == '/';
 
         while (rest[0]) {
-                char component[NAME_MAX + 1], next[PATH_MAX], target[PATH_MAX];
+                char component[NAME_MAX + 1], next[PATH_MAX];
                 char *slash = strchr(rest, '/');
                 size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
-                ssize_t n;
 
                 if (len > NAME_MAX)
                         return aj_error(reterr, ENAMETOOLONG, 0, 0, "%s: component too long", path);
@@ -99,10 +98,14 @@ int trusted_path_check(const char *path, AjError *reterr)
                         return aj_error(reterr, errno, 0, 0, "%s: %s", next, strerror(errno));
 
                 if (S_ISLNK(st.st_mode)) {
+                        char target[PATH_MAX];
+                        ssize_t n;
+
                         /* A link's mode means nothing, its owner does (protected_symlinks). */
                         if (st.st_uid != 0)
-                                return aj_error(reterr, EPERM, 0, 0, "%s is a link owned by uid %u, not root",
-                                                next, (unsigned)st.st_uid);
+                                return aj_error(reterr, EPERM, 0, 0,
+                                                "%s is a link owned by uid %u, not root", next,
+                                                (unsigned)st.st_uid);
                         if (++links > MAX_LINKS)
                                 return aj_error(reterr, ELOOP, 0, 0, "%s: too many links", path);
                         n = readlink(next, target, sizeof(target) - 1);

@@ -45,7 +45,8 @@ int helper_args_parse(int argc, char **argv, HelperArgs *ret, AjError *reterr)
         if (argc < 2 || !argv[1] || strcmp(argv[1], "helper") != 0)
                 return aj_error(reterr, EINVAL, 0, 0, "usage: agentic-job helper OP ...");
         if (argc < 3)
-                return aj_error(reterr, EINVAL, 0, 0, "missing operation (ping, enter, kill-user, proxy-log)");
+                return aj_error(reterr, EINVAL, 0, 0,
+                                "missing operation (ping, enter, kill-user, proxy-log)");
         for (i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
                 if (strcmp(argv[2], op_names[i]) == 0)
                         break;
@@ -64,8 +65,8 @@ int helper_args_parse(int argc, char **argv, HelperArgs *ret, AjError *reterr)
                         return aj_error(reterr, EINVAL, 0, 0, "usage: proxy-log --from N");
                 if (parse_offset(argv[4], &a.from) < 0)
                         return aj_error(reterr, EINVAL, 0, 0,
-                                        "proxy-log: --from: '%.64s' is not a byte offset (0 to %lld)", argv[4],
-                                        (long long)INT64_MAX);
+                                        "proxy-log: --from: '%.64s' is not a byte offset (0 to %lld)",
+                                        argv[4], (long long)INT64_MAX);
                 break;
         case OP_ENTER:
                 if (argc < 7 || strcmp(argv[3], "--chdir") != 0 || strcmp(argv[5], "--") != 0)
@@ -96,7 +97,8 @@ int enter_dir_check(const char *home, const char *dir, AjError *reterr)
                 const char *end = strchrnul(c, '/');
                 size_t len = (size_t)(end - c);
 
-                if ((len == 0 && *end) || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+                if ((len == 0 && *end) || (len == 1 && c[0] == '.') ||
+                    (len == 2 && c[0] == '.' && c[1] == '.'))
                         return aj_error(reterr, EINVAL, 0, 0, "--chdir %.256s: not plainly spelled", dir);
                 c = *end ? end + 1 : end;
         }
@@ -105,7 +107,7 @@ int enter_dir_check(const char *home, const char *dir, AjError *reterr)
         while (hl > 1 && home[hl - 1] == '/')
                 hl--;
         if (hl <= 1 || dl < hl || memcmp(dir, home, hl) != 0 || (dl > hl && dir[hl] != '/'))
-                return aj_error(reterr, EINVAL, 0, 0, "--chdir %.256s: not under the sandbox home %.256s", dir,
-                                home);
+                return aj_error(reterr, EINVAL, 0, 0, "--chdir %.256s: not under the sandbox home %.256s",
+                                dir, home);
         return 0;
 }

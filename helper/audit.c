@@ -6,9 +6,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <systemd/sd-journal.h>
-
 #include "helper.h"
+#include "libsystemd.h"
 
 static const char *audit_op = "-";
 static long audit_caller = -1;
@@ -29,11 +28,11 @@ void audit(int priority, const char *fmt, ...)
         (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
 
-        if (access("/run/systemd/journal/socket", F_OK) == 0 &&
-            sd_journal_send("MESSAGE=caller uid %ld: op %s: %s", audit_caller, audit_op, msg, "PRIORITY=%i",
-                            priority, "SYSLOG_IDENTIFIER=agentic-job-helper", "SYSLOG_FACILITY=%i",
-                            LOG_AUTHPRIV >> 3, "AGENTIC_JOB_OP=%s", audit_op, "AGENTIC_JOB_CALLER_UID=%ld",
-                            audit_caller, NULL) >= 0)
+        const Libsystemd *sd = access("/run/systemd/journal/socket", F_OK) == 0 ? libsystemd() : NULL;
+        if (sd && sd->journal_send("MESSAGE=caller uid %ld: op %s: %s", audit_caller, audit_op, msg,
+                                   "PRIORITY=%i", priority, "SYSLOG_IDENTIFIER=agentic-job-helper",
+                                   "SYSLOG_FACILITY=%i", LOG_AUTHPRIV >> 3, "AGENTIC_JOB_OP=%s", audit_op,
+                                   "AGENTIC_JOB_CALLER_UID=%ld", audit_caller, NULL) >= 0)
                 return;
         openlog("agentic-job-helper", LOG_PID | LOG_NDELAY, LOG_AUTHPRIV);
         syslog(priority, "caller uid %ld: op %s: %s", audit_caller, audit_op, msg);

@@ -19,7 +19,7 @@ int enter_line_build(EnterLine line, const char *program, const char *env_progra
         if (!argv || !argv[0])
                 return -EINVAL;
 
-        r = r < 0 ? r : strv_push(&s, strdup(program));
+        r = strv_push(&s, strdup(program));
         if (line == LINE_RUN0) {
                 /* run0 (systemd 257+): --pipe passes our streams, CollectMode stops a failed command from
                  * leaving a failed unit behind. */

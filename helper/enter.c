@@ -21,11 +21,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
-#include <systemd/sd-daemon.h>
-
 #include "cgroup.h"
 #include "helper.h"
+#include "libsystemd.h"
 #include "macro.h"
 #include "sandbox-env.h"
 #include "trusted-path.h"
@@ -66,19 +64,25 @@ static void check_dir_exists(const char *home, const char *dir)
 static int systemd_major_version(void)
 {
         _cleanup_free_ char *version = NULL;
+        const Libsystemd *sd = libsystemd();
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus *bus = NULL;
         int r;
 
-        r = sd_bus_open_system(&bus);
+        if (!sd)
+                return -ELIBACC;
+        r = sd->bus_open_system(&bus);
         if (r >= 0)
-                r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                               "org.freedesktop.systemd1.Manager", "Version", &error, &version);
-        sd_bus_error_free(&error);
-        sd_bus_flush_close_unref(bus);
+                r = sd->bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                "org.freedesktop.systemd1.Manager", "Version", &error,
+                                                &version);
+        sd->bus_error_free(&error);
+        sd->bus_flush_close_unref(bus);
         if (r < 0)
                 return r;
-        return atoi(version);
+        /* "257.9-1~deb13u1": the leading number is the major version. */
+        long major = strtol(version, NULL, 10);
+        return major > 0 && major < 100000 ? (int)major : -EINVAL;
 }
 
 static EnterBackend choose_backend(EnterBackend wanted)
@@ -87,7 +91,7 @@ static EnterBackend choose_backend(EnterBackend wanted)
 
         if (wanted == ENTER_DIRECT)
                 return ENTER_DIRECT;
-        if (sd_booted() <= 0) {
+        if (!systemd_running()) {
                 if (wanted != ENTER_AUTO)
                         die(EXIT_FAILED, "enter = \"%s\" but systemd is not running here",
                             enter_backend_to_string(wanted));
@@ -102,7 +106,8 @@ static EnterBackend choose_backend(EnterBackend wanted)
         if (version >= 257)
                 return ENTER_RUN0;
         if (wanted == ENTER_RUN0)
-                die(EXIT_FAILED, "enter = \"run0\" but systemd %d has no run0 --pipe (257 or newer)", version);
+                die(EXIT_FAILED, "enter = \"run0\" but systemd %d has no run0 --pipe (257 or newer)",
+                    version);
         return ENTER_SYSTEMD_RUN;
 }
 
@@ -191,8 +196,8 @@ static bool dropped(const struct passwd *pw)
         ok = now && none && cap_compare(now, none) == 0;
         cap_free(now);
         cap_free(none);
-        if (!ok || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET,
-                                                                         0, 0, 0) > 0)
+        if (!ok || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 ||
+            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, 0, 0, 0) > 0)
                 return false;
         for (int cap = 0;; cap++) {
                 int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
@@ -242,7 +247,8 @@ _Noreturn static void child_systemd(char **line, int report)
 }
 
 static volatile sig_atomic_t child_pid;
-static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH };
+static const int forwarded[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGUSR1,
+                                 SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH };
 
 static void forward_signal(int sig)
 {
@@ -255,7 +261,8 @@ static void forward_signal(int sig)
  * the child may go on as after fork(). */
 static pid_t spawn(int cgroup_fd)
 {
-        struct clone_args args = { .flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+        struct clone_args args = { .flags = CLONE_INTO_CGROUP,
+                                   .exit_signal = SIGCHLD,
                                    .cgroup = (uint64_t)cgroup_fd };
 
         if (cgroup_fd < 0)
@@ -269,7 +276,7 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
 {
         _cleanup_free_ char *cgroup = NULL;
         struct sigaction sa = { .sa_handler = forward_signal };
-        int report[2], cgroup_fd = -1, status, r;
+        int report[2], cgroup_fd = -1, status;
         sigset_t block, saved;
         ChildFailure f;
         ssize_t n;
@@ -278,7 +285,7 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
         /* A cgroup of its own where there is cgroup2 and no systemd to make one: kill-user empties it
          * in one write. */
         if (!line) {
-                r = cgroup_enter_create(&cgroup, &cgroup_fd);
+                int r = cgroup_enter_create(&cgroup, &cgroup_fd);
                 if (r == -ENOENT)
                         audit(LOG_NOTICE, "no cgroup2 mount: the command runs without a cgroup of its own");
                 else if (r < 0)
@@ -355,8 +362,11 @@ void op_enter(const Helper *h)
         check_dir_exists(h->sandbox.pw_dir, h->args->chdir);
         for (int fd = 0; fd < 3; fd++)
                 if (isatty(fd))
-                        die(EXIT_UNSAFE, "standard %s is a terminal: enter passes no terminal to the sandbox",
-                            fd == 0 ? "input" : fd == 1 ? "output" : "error");
+                        die(EXIT_UNSAFE,
+                            "standard %s is a terminal: enter passes no terminal to the sandbox",
+                            fd == 0   ? "input"
+                            : fd == 1 ? "output"
+                                      : "error");
         r = sandbox_env_build(h->config, &h->sandbox, &env);
         if (r < 0)
                 die(EXIT_CONFIG, "cannot build the sandbox environment: %s", strerror(-r));
@@ -365,7 +375,8 @@ void op_enter(const Helper *h)
         if (backend == ENTER_DIRECT)
                 run_child(h, "directly", NULL, env);
 
-        if (trusted_program_find(ROOT_PATH, backend == ENTER_RUN0 ? "run0" : "systemd-run", &program, &e) < 0)
+        if (trusted_program_find(ROOT_PATH, backend == ENTER_RUN0 ? "run0" : "systemd-run", &program, &e) <
+            0)
                 die(EXIT_FAILED, "%s", e.message);
         if (backend == ENTER_RUN0 && trusted_program_find(ROOT_PATH, "env", &env_program, &e) < 0)
                 die(EXIT_FAILED, "%s", e.message);

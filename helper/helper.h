@@ -27,7 +27,7 @@
 #define EXIT_NOT_FOUND           127 /* enter: the command was not found on the sandbox PATH */
 
 /* Where root looks for programs; each directory must be root's alone. */
-#define ROOT_PATH    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define ROOT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 #define PROXY_LOG_PATH "/var/log/egress-proxy/access.jsonl"
 #define PROXY_USER     "egress-proxy"
@@ -69,7 +69,6 @@ typedef enum EnterLine {
 int enter_line_build(EnterLine line, const char *program, const char *env_program, const char *user,
                      const char *dir, char *const *env, char *const *argv, char ***ret_argv);
 
-
 /* What every operation knows once the entry checks passed. */
 typedef struct Helper {
         const HelperArgs *args;
@@ -78,7 +77,7 @@ typedef struct Helper {
         struct passwd sandbox; /* copied out of getpwnam() */
 } Helper;
 
-_Noreturn void die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void die(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 /* Every call is audited: journal where journald listens, syslog (authpriv) otherwise. */
 void audit_context(const char *op, uid_t caller);
 void audit(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

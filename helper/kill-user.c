@@ -21,19 +21,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
-#include <systemd/sd-daemon.h>
-
 #include "cgroup.h"
 #include "helper.h"
+#include "libsystemd.h"
 #include "macro.h"
 #include "proc.h"
 #include "subid.h"
 #include "trusted-path.h"
 
-#define DEADLINE_NS  (10LL * 1000 * 1000 * 1000)
-#define MAX_UIDS     64
-#define PID_BITS     (4 * 1024 * 1024) /* PID_MAX_LIMIT */
+#define DEADLINE_NS (10LL * 1000 * 1000 * 1000)
+#define MAX_UIDS    64
+#define PID_BITS    (4 * 1024 * 1024) /* PID_MAX_LIMIT */
 
 typedef struct Scan {
         const UidRange *ranges;
@@ -111,49 +109,52 @@ static int kill_as(uid_t u)
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 }
 
-static void bus_call(sd_bus *bus, const char *dest, const char *path, const char *iface, const char *method,
-                     const char *types, ...)
+static void bus_call(const Libsystemd *sd, sd_bus *bus, const char *dest, const char *path,
+                     const char *iface, const char *method, const char *types, ...)
 {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus_message *m = NULL, *reply = NULL;
-        va_list ap;
         int r;
 
-        r = sd_bus_message_new_method_call(bus, &m, dest, path, iface, method);
+        r = sd->bus_message_new_method_call(bus, &m, dest, path, iface, method);
         if (r >= 0) {
+                va_list ap;
+
                 va_start(ap, types);
-                r = sd_bus_message_appendv(m, types, ap);
+                r = sd->bus_message_appendv(m, types, ap);
                 va_end(ap);
         }
         if (r >= 0)
-                r = sd_bus_call(bus, m, 10 * 1000 * 1000, &error, &reply);
+                r = sd->bus_call(bus, m, 10 * 1000 * 1000, &error, &reply);
         /* A user with no session, slice or linger is already where we want it; the loop below verifies. */
         if (r < 0)
                 audit(LOG_NOTICE, "%s: %s", method, error.message ? error.message : strerror(-r));
-        sd_bus_error_free(&error);
-        sd_bus_message_unref(m);
-        sd_bus_message_unref(reply);
+        sd->bus_error_free(&error);
+        sd->bus_message_unref(m);
+        sd->bus_message_unref(reply);
 }
 
 static void stop_systemd_user(uid_t uid)
 {
         char slice[64];
+        const Libsystemd *sd;
         sd_bus *bus = NULL;
 
-        if (sd_booted() <= 0)
+        if (!systemd_running())
                 return;
-        if (sd_bus_open_system(&bus) < 0) {
+        sd = libsystemd();
+        if (!sd || sd->bus_open_system(&bus) < 0) {
                 audit(LOG_NOTICE, "systemd runs but its bus cannot be opened");
                 return;
         }
         (void)snprintf(slice, sizeof(slice), "user-%u.slice", (unsigned)uid);
-        bus_call(bus, "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
-                 "SetUserLinger", "ubb", (uint32_t)uid, 0, 0);
-        bus_call(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+        bus_call(sd, bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+                 "org.freedesktop.login1.Manager", "SetUserLinger", "ubb", (uint32_t)uid, 0, 0);
+        bus_call(sd, bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                  "org.freedesktop.systemd1.Manager", "KillUnit", "ssi", slice, "all", SIGKILL);
-        bus_call(bus, "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
-                 "TerminateUser", "u", (uint32_t)uid);
-        sd_bus_flush_close_unref(bus);
+        bus_call(sd, bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+                 "org.freedesktop.login1.Manager", "TerminateUser", "u", (uint32_t)uid);
+        sd->bus_flush_close_unref(bus);
 }
 
 void op_kill_user(const Helper *h)
@@ -198,8 +199,8 @@ void op_kill_user(const Helper *h)
                 if (s.live == 0)
                         break;
                 if (now_ns() > deadline)
-                        die(EXIT_FAILED, "%u processes of %s survive (pid %ld first)", s.live, h->sandbox.pw_name,
-                            (long)s.survivors[0]);
+                        die(EXIT_FAILED, "%u processes of %s survive (pid %ld first)", s.live,
+                            h->sandbox.pw_name, (long)s.survivors[0]);
                 /* Counted first, then killed: each enter cgroup in one write, then every uid at once. */
                 if (rounds == 0)
                         cgroup_enter_kill_all();

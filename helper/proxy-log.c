@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* proxy-log --from N: the egress proxy's log from byte N to its end as it was when opened, at most
- * PROXY_LOG_MAX_OUTPUT bytes a call (then status EXIT_PROXY_LOG_MORE: call again from N plus what came). The path is fixed; it is opened without following any link and
- * without blocking on a FIFO, and read only if it is a regular file of the proxy user. */
+ * PROXY_LOG_MAX_OUTPUT bytes a call (then status EXIT_PROXY_LOG_MORE: call again from N plus what came). The
+ * path is fixed; it is opened without following any link and without blocking on a FIFO, and read only if it
+ * is a regular file of the proxy user. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -24,7 +25,8 @@ static void write_all(const char *buf, size_t n)
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k <= 0)
-                        die(EXIT_FAILED, "proxy-log: cannot write: %s", k < 0 ? strerror(errno) : "no progress");
+                        die(EXIT_FAILED, "proxy-log: cannot write: %s",
+                            k < 0 ? strerror(errno) : "no progress");
                 buf += k;
                 n -= (size_t)k;
         }
@@ -59,7 +61,9 @@ void op_proxy_log(const Helper *h)
                 die(EXIT_FAILED, "proxy-log: refused: %s is owned by uid %u, not %s", PROXY_LOG_PATH,
                     (unsigned)st.st_uid, PROXY_USER);
         if ((uint64_t)st.st_size < from)
-                die(EXIT_PROXY_LOG_TRUNCATED, "proxy-log: the log is %lld bytes, shorter than --from %llu: it was truncated or replaced",
+                die(EXIT_PROXY_LOG_TRUNCATED,
+                    "proxy-log: the log is %lld bytes, shorter than --from %llu: it was truncated or "
+                    "replaced",
                     (long long)st.st_size, (unsigned long long)from);
 
         end = (uint64_t)st.st_size;
@@ -77,7 +81,7 @@ void op_proxy_log(const Helper *h)
                 write_all(buf, (size_t)k);
                 left -= (uint64_t)k;
         }
-        audit(LOG_INFO, "done: %llu bytes from %llu%s", (unsigned long long)(end - from), (unsigned long long)from,
-              more ? ", more follows" : "");
+        audit(LOG_INFO, "done: %llu bytes from %llu%s", (unsigned long long)(end - from),
+              (unsigned long long)from, more ? ", more follows" : "");
         _exit(more ? EXIT_PROXY_LOG_MORE : 0);
 }

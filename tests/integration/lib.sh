@@ -71,25 +71,18 @@ kill_uid() {
 }
 
 # Prints the pids whose real, effective or saved uid is in [lo, hi] and which are not zombies; status 1
-# when there are none.
+# when there are none. One pass of one awk over every status file (each starts with its Name: line).
 live_in_range() {
-        local lo=$1 hi=$2 f pid state uids found=1
-        for f in /proc/[0-9]*/status; do
-                pid=${f#/proc/}
-                pid=${pid%/status}
-                state=$(awk '/^State:/ {print $2; exit}' "$f" 2>/dev/null) || continue
-                [ -n "$state" ] || continue
-                case "$state" in Z | X) continue ;; esac
-                uids=$(awk '/^Uid:/ {print $2, $3, $4; exit}' "$f" 2>/dev/null) || continue
-                for u in $uids; do
-                        if [ "$u" -ge "$lo" ] && [ "$u" -le "$hi" ]; then
-                                echo "$pid"
-                                found=0
-                                break
-                        fi
-                done
-        done
-        return $found
+        cat /proc/[0-9]*/status 2>/dev/null | awk -v lo="$1" -v hi="$2" '
+                /^Name:/ { state = ""; pid = "" }
+                /^State:/ { state = $2 }
+                /^Pid:/ { pid = $2 }
+                /^Uid:/ {
+                        if (state == "Z" || state == "X" || pid == "") next
+                        for (i = 2; i <= 4; i++)
+                                if ($i + 0 >= lo + 0 && $i + 0 <= hi + 0) { print pid; found = 1; break }
+                }
+                END { exit found ? 0 : 1 }'
 }
 
 live_of_uid() {

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "config.h"
-#include "sandbox-env.h"
 #include "egress-env.h"
 #include "helper.h"
 #include "macro.h"
+#include "sandbox-env.h"
 
 #define RUN0        "/usr/bin/run0"
 #define SYSTEMD_RUN "/usr/bin/systemd-run"
