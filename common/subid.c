@@ -10,23 +10,18 @@
 #include <string.h>
 
 #include "macro.h"
+#include "parse.h"
 #include "read-file.h"
 
 #include <fcntl.h>
 
-/* Strict unsigned decimal, no sign, no spaces, fits in uid_t and is not (uid_t)-1. */
+/* A uid: decimal, and not (uid_t)-1, which means "no uid". */
 static int parse_id(const char *s, size_t len, uid_t *ret)
 {
-        uint64_t v = 0;
+        uint64_t v;
+        int r = parse_decimal(s, len, UINT32_MAX - 1, &v);
 
-        if (len == 0 || len > 10)
-                return -EINVAL;
-        for (size_t i = 0; i < len; i++) {
-                if (s[i] < '0' || s[i] > '9')
-                        return -EINVAL;
-                v = v * 10 + (uint64_t)(s[i] - '0');
-        }
-        if (v >= UINT32_MAX)
+        if (r < 0)
                 return -EINVAL;
         *ret = (uid_t)v;
         return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "helper.h"
+#include "parse.h"
 
 static const char *const op_names[] = {
         [OP_PING] = "ping",
@@ -17,24 +18,6 @@ static const char *const op_names[] = {
 const char *helper_op_name(HelperOp op)
 {
         return op_names[op];
-}
-
-/* A byte offset: decimal digits only, no sign, no leading zero, at most INT64_MAX (an off_t). */
-static int parse_offset(const char *s, uint64_t *ret)
-{
-        uint64_t v = 0;
-
-        if (!s[0] || (s[0] == '0' && s[1]))
-                return -EINVAL;
-        for (const char *p = s; *p; p++) {
-                if (*p < '0' || *p > '9')
-                        return -EINVAL;
-                if (v > (INT64_MAX - (uint64_t)(*p - '0')) / 10)
-                        return -ERANGE;
-                v = v * 10 + (uint64_t)(*p - '0');
-        }
-        *ret = v;
-        return 0;
 }
 
 int helper_args_parse(int argc, char **argv, HelperArgs *ret, AjError *reterr)
@@ -63,7 +46,8 @@ int helper_args_parse(int argc, char **argv, HelperArgs *ret, AjError *reterr)
         case OP_PROXY_LOG:
                 if (argc != 5 || strcmp(argv[3], "--from") != 0)
                         return aj_error(reterr, EINVAL, 0, 0, "usage: proxy-log --from N");
-                if (parse_offset(argv[4], &a.from) < 0)
+                /* A byte offset: an off_t. */
+                if (parse_decimal(argv[4], strlen(argv[4]), INT64_MAX, &a.from) < 0)
                         return aj_error(reterr, EINVAL, 0, 0,
                                         "proxy-log: --from: '%.64s' is not a byte offset (0 to %lld)",
                                         argv[4], (long long)INT64_MAX);
@@ -83,6 +67,7 @@ int helper_args_parse(int argc, char **argv, HelperArgs *ret, AjError *reterr)
 
 int enter_dir_check(const char *home, const char *dir, AjError *reterr)
 {
+        char plain[PATH_MAX], base[PATH_MAX];
         size_t hl = strlen(home), dl = strlen(dir);
 
         if (dir[0] != '/')
@@ -92,21 +77,19 @@ int enter_dir_check(const char *home, const char *dir, AjError *reterr)
         for (const char *p = dir; *p; p++)
                 if ((unsigned char)*p < 0x20 || *p == 0x7f)
                         return aj_error(reterr, EINVAL, 0, 0, "--chdir: path holds a control character");
-        /* Components: no empty one (a doubled or, but for one, trailing slash), no "." or "..". */
-        for (const char *c = dir + 1; *c;) {
-                const char *end = strchrnul(c, '/');
-                size_t len = (size_t)(end - c);
-
-                if ((len == 0 && *end) || (len == 1 && c[0] == '.') ||
-                    (len == 2 && c[0] == '.' && c[1] == '.'))
-                        return aj_error(reterr, EINVAL, 0, 0, "--chdir %.256s: not plainly spelled", dir);
-                c = *end ? end + 1 : end;
-        }
-        if (dl > 1 && dir[dl - 1] == '/')
-                dl--;
-        while (hl > 1 && home[hl - 1] == '/')
-                hl--;
-        if (hl <= 1 || dl < hl || memcmp(dir, home, hl) != 0 || (dl > hl && dir[hl] != '/'))
+        /* One trailing "/" is tolerated (shell completion leaves it), on either path. */
+        memcpy(plain, dir, dl + 1);
+        if (dl > 2 && plain[dl - 1] == '/' && plain[dl - 2] != '/')
+                plain[--dl] = '\0';
+        if (!path_is_plain_absolute(plain))
+                return aj_error(reterr, EINVAL, 0, 0, "--chdir %.256s: not plainly spelled", dir);
+        if (hl >= PATH_MAX)
+                return aj_error(reterr, EINVAL, 0, 0, "the sandbox home is too long");
+        memcpy(base, home, hl + 1);
+        if (hl > 2 && base[hl - 1] == '/' && base[hl - 2] != '/')
+                base[--hl] = '\0';
+        if (!path_is_plain_absolute(base) || hl <= 1 || strncmp(plain, base, hl) != 0 ||
+            (plain[hl] != '\0' && plain[hl] != '/'))
                 return aj_error(reterr, EINVAL, 0, 0, "--chdir %.256s: not under the sandbox home %.256s",
                                 dir, home);
         return 0;

@@ -5,7 +5,6 @@
  * signals sudo relays, tells its own failures from the command's, and audits the outcome. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
@@ -13,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -22,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "creds.h"
 #include "helper.h"
 #include "libsystemd.h"
 #include "macro.h"
@@ -112,101 +111,20 @@ static EnterBackend choose_backend(EnterBackend wanted)
 }
 
 /* What the child reports through the close-on-exec pipe when it fails before its exec. */
-typedef enum Stage {
-        STAGE_SESSION,
-        STAGE_GROUPS,
-        STAGE_BOUNDING,
-        STAGE_AMBIENT,
-        STAGE_GID,
-        STAGE_UID,
-        STAGE_CAPS,
-        STAGE_NO_NEW_PRIVS,
-        STAGE_VERIFY,
-        STAGE_CHDIR,
-        STAGE_EXEC,
-} Stage;
-
-static const char *const stage_names[] = {
-        [STAGE_SESSION] = "start a new session",
-        [STAGE_GROUPS] = "set its groups",
-        [STAGE_BOUNDING] = "empty its capability bounding set",
-        [STAGE_AMBIENT] = "empty its ambient capabilities",
-        [STAGE_GID] = "set its gid",
-        [STAGE_UID] = "set its uid",
-        [STAGE_CAPS] = "empty its capability sets",
-        [STAGE_NO_NEW_PRIVS] = "set no_new_privs",
-        [STAGE_VERIFY] = "verify its identity",
-        [STAGE_CHDIR] = "change directory",
-        [STAGE_EXEC] = "execute the command",
-};
+#define EXEC_STEP "execute the command"
 
 typedef struct ChildFailure {
-        int stage;
+        char step[64];
         int error;
 } ChildFailure;
 
-_Noreturn static void child_fail(int fd, Stage stage, int error)
+_Noreturn static void child_fail(int fd, const char *step, int error)
 {
-        ChildFailure f = { (int)stage, error };
+        ChildFailure f = { .error = error };
 
+        (void)snprintf(f.step, sizeof(f.step), "%s", step);
         (void)!write(fd, &f, sizeof(f));
         _exit(EXIT_FAILED);
-}
-
-/* Everything root can hold, let go: the bounding set while still allowed to, the ambient and inheritable
- * sets explicitly, permitted and effective by the uid change itself (and then explicitly). */
-static void drop_to_user(const struct passwd *pw, int report)
-{
-        cap_t none;
-
-        if (initgroups(pw->pw_name, pw->pw_gid) < 0)
-                child_fail(report, STAGE_GROUPS, errno);
-        for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-                if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-                        child_fail(report, STAGE_BOUNDING, errno);
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-                child_fail(report, STAGE_AMBIENT, errno);
-        if (setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0)
-                child_fail(report, STAGE_GID, errno);
-        if (setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
-                child_fail(report, STAGE_UID, errno);
-        none = cap_init();
-        if (!none || cap_set_proc(none) < 0)
-                child_fail(report, STAGE_CAPS, errno);
-        cap_free(none);
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                child_fail(report, STAGE_NO_NEW_PRIVS, errno);
-}
-
-/* Trust nothing said above: read back what the process now is. */
-static bool dropped(const struct passwd *pw)
-{
-        uid_t ru, eu, su;
-        gid_t rg, eg, sg;
-        cap_t now, none;
-        bool ok;
-
-        if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-                return false;
-        if (ru != pw->pw_uid || eu != pw->pw_uid || su != pw->pw_uid || rg != pw->pw_gid ||
-            eg != pw->pw_gid || sg != pw->pw_gid)
-                return false;
-        now = cap_get_proc();
-        none = cap_init();
-        ok = now && none && cap_compare(now, none) == 0;
-        cap_free(now);
-        cap_free(none);
-        if (!ok || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1 ||
-            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, 0, 0, 0) > 0)
-                return false;
-        for (int cap = 0;; cap++) {
-                int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
-                if (in < 0)
-                        break;
-                if (in != 0)
-                        return false;
-        }
-        return setresuid(0, 0, 0) < 0;
 }
 
 _Noreturn static void child_direct(const Helper *h, char **env, int report)
@@ -215,27 +133,30 @@ _Noreturn static void child_direct(const Helper *h, char **env, int report)
         const char *rel = h->args->chdir + strlen(pw->pw_dir);
         struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                                 .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-        int home, dir;
+        const char *step = NULL;
+        int home, dir, r;
 
         if (setsid() < 0)
-                child_fail(report, STAGE_SESSION, errno);
-        drop_to_user(pw, report);
-        if (!dropped(pw))
-                child_fail(report, STAGE_VERIFY, EPERM);
+                child_fail(report, "start a new session", errno);
+        r = creds_drop_to_user(pw, &step);
+        if (r < 0)
+                child_fail(report, step, -r);
+        if (!creds_dropped_to(pw))
+                child_fail(report, "verify its identity", EPERM);
 
         /* As the sandbox user: the home as the user database names it, then below it no link at all. */
         rel += strspn(rel, "/");
         home = open(pw->pw_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (home < 0)
-                child_fail(report, STAGE_CHDIR, errno);
+                child_fail(report, "change directory", errno);
         dir = *rel ? (int)syscall(SYS_openat2, home, rel, &how, sizeof(how)) : home;
         if (dir < 0 || fchdir(dir) < 0)
-                child_fail(report, STAGE_CHDIR, errno);
+                child_fail(report, "change directory", errno);
 
         umask(022); /* what a login or a systemd service starts with */
         environ = env;
         execvp(h->args->argv[0], h->args->argv);
-        child_fail(report, STAGE_EXEC, errno);
+        child_fail(report, EXEC_STEP, errno);
 }
 
 _Noreturn static void child_systemd(char **line, int report)
@@ -243,7 +164,7 @@ _Noreturn static void child_systemd(char **line, int report)
         char *empty[] = { NULL };
 
         execve(line[0], line, empty);
-        child_fail(report, STAGE_EXEC, errno);
+        child_fail(report, EXEC_STEP, errno);
 }
 
 static volatile sig_atomic_t child_pid;
@@ -331,15 +252,15 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
         if (cgroup)
                 (void)rmdir(cgroup); /* still busy if the command left processes: kill-user removes it */
 
-        if (n == (ssize_t)sizeof(f) && f.stage == STAGE_EXEC && !line) {
+        if (n == (ssize_t)sizeof(f) && strcmp(f.step, EXEC_STEP) == 0 && !line) {
                 /* The name goes to the caller only: the audit trail keeps no part of the command line. */
                 dprintf(STDERR_FILENO, "agentic-job-helper: enter: could not execute the command %s: %s\n",
                         h->args->argv[0], strerror(f.error));
                 audit(LOG_WARNING, "refused: could not execute the command: %s", strerror(f.error));
                 _exit(f.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
         }
-        if (n == (ssize_t)sizeof(f) && f.stage >= 0 && f.stage <= STAGE_EXEC)
-                die(EXIT_FAILED, "enter: could not %s%s: %s", stage_names[f.stage], line ? " (systemd)" : "",
+        if (n == (ssize_t)sizeof(f))
+                die(EXIT_FAILED, "enter: could not %.64s%s: %s", f.step, line ? " (systemd)" : "",
                     strerror(f.error));
         if (WIFSIGNALED(status)) {
                 audit(LOG_INFO, "done: the command was killed by signal %d", WTERMSIG(status));

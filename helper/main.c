@@ -16,6 +16,7 @@
 
 #include "helper.h"
 #include "macro.h"
+#include "parse.h"
 #include "trusted-path.h"
 
 void die(int status, const char *fmt, ...)
@@ -45,14 +46,9 @@ static void sanitize_fds(void)
 /* sudo sets SUDO_UID to the real uid of whoever called it; the helper takes the caller from nowhere else. */
 static uid_t caller_from_sudo(const char *s)
 {
-        unsigned long v;
-        char *end;
+        uint64_t v;
 
-        if (!s || !*s || *s < '0' || *s > '9')
-                return (uid_t)-1;
-        errno = 0;
-        v = strtoul(s, &end, 10);
-        if (errno || *end || v >= (uid_t)-1)
+        if (!s || parse_decimal(s, strlen(s), UINT32_MAX - 1, &v) < 0)
                 return (uid_t)-1;
         return (uid_t)v;
 }

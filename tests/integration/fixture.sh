@@ -55,6 +55,11 @@ RUNNER_UID=$(id -u "$RUNNER")
 chmod 0755 "$SB_HOME"
 
 # A subordinate range for the sandbox user, so kill-user's reach to it is tested.
+if [ ! -e /etc/subuid ]; then
+        on_exit "rm -f /etc/subuid /etc/subgid"
+        install -m 0644 /dev/null /etc/subuid
+        install -m 0644 /dev/null /etc/subgid
+fi
 sub_line=$(grep "^$SANDBOX:" /etc/subuid | head -n1)
 if [ -z "$sub_line" ]; then
         usermod --add-subuids 400000-465535 --add-subgids 400000-465535 "$SANDBOX"
