@@ -20,7 +20,8 @@ const Libsystemd *libsystemd(void)
         state = -1;
         if (!systemd_running())
                 return NULL;
-        /* By soname, through root's ld.so.cache: the environment was cleared before anything else. */
+        /* By soname, through root's ld.so.cache. The loader read LD_LIBRARY_PATH and friends when the
+         * process started: sudo's env_reset removed them, and a setuid start would ignore them. */
         h = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
         if (!h)
                 return NULL;

@@ -207,8 +207,10 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
          * in one write. */
         if (!line) {
                 int r = cgroup_enter_create(&cgroup, &cgroup_fd);
-                if (r == -ENOENT)
-                        audit(LOG_NOTICE, "no cgroup2 mount: the command runs without a cgroup of its own");
+                /* No cgroup2, or one mounted read-only (a container's): nothing to make one in. */
+                if (r == -ENOENT || r == -EROFS)
+                        audit(LOG_NOTICE,
+                              "no writable cgroup2 mount: the command runs without a cgroup of its own");
                 else if (r < 0)
                         die(EXIT_FAILED, "cannot make a cgroup for the command: %s", strerror(-r));
         }
@@ -259,9 +261,10 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
                 audit(LOG_WARNING, "refused: could not execute the command: %s", strerror(f.error));
                 _exit(f.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
         }
+        if (n == (ssize_t)sizeof(f) && line)
+                die(EXIT_FAILED, "enter: cannot execute %s: %s", line[0], strerror(f.error));
         if (n == (ssize_t)sizeof(f))
-                die(EXIT_FAILED, "enter: could not %.64s%s: %s", f.step, line ? " (systemd)" : "",
-                    strerror(f.error));
+                die(EXIT_FAILED, "enter: could not %.64s: %s", f.step, strerror(f.error));
         if (WIFSIGNALED(status)) {
                 audit(LOG_INFO, "done: the command was killed by signal %d", WTERMSIG(status));
                 _exit(128 + WTERMSIG(status));

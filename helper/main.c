@@ -101,9 +101,9 @@ int main(int argc, char **argv)
         sanitize_fds();
         umask(077);
         caller = caller_from_sudo(getenv("SUDO_UID"));
+        audit_context(NULL, caller);
         if (clearenv() != 0 || setenv("PATH", ROOT_PATH, 1) < 0)
                 die(EXIT_UNSAFE, "cannot clear the environment");
-        audit_context(NULL, caller);
 
         if (geteuid() != 0 || getuid() != 0)
                 die(EXIT_CALLER, "must run as root, through sudo");
@@ -135,5 +135,5 @@ int main(int argc, char **argv)
         case OP_PROXY_LOG:
                 op_proxy_log(&h);
         }
-        die(EXIT_USAGE, "unknown operation");
+        abort(); /* helper_args_parse() returns only the operations above */
 }
