@@ -2,6 +2,8 @@
 /* The configuration: defaults, every key read back, the rules, config_load()'s messages, and a table of
  * refusals, each with its exact line, column and message. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -596,11 +598,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(config_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(config_suite());
 }

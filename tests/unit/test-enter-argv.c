@@ -2,6 +2,8 @@
 /* enter_line_build() and sandbox_env_build(): the exact run0 and systemd-run command lines, and the exact
  * environment of a sandbox command. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -484,8 +486,6 @@ int main(void)
 {
         Suite *s = suite_create("enter-argv");
         TCase *tc = tcase_create("enter_line_build");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_run0_line);
         tcase_add_test(tc, test_systemd_run_line);
@@ -509,9 +509,5 @@ int main(void)
         tcase_add_test(tc, test_env_matches_egress_env);
         suite_add_tcase(s, tc);
 
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* helper_args_parse() and enter_dir_check(): the helper's command line, one exact form per operation. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -393,8 +395,6 @@ int main(void)
 {
         Suite *s = suite_create("helper-args");
         TCase *tc = tcase_create("helper_args_parse");
-        SRunner *sr;
-        int failed;
 
         tcase_add_loop_test(tc, test_args_table, 0, (int)ELEMENTSOF(cases));
         tcase_add_test(tc, test_args_argc_zero);
@@ -410,9 +410,5 @@ int main(void)
         tcase_add_test(tc, test_dir_home_spelling);
         suite_add_tcase(s, tc);
 
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

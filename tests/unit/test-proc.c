@@ -2,6 +2,8 @@
 /* proc_status_parse() on captured texts, proc_for_each() on the live /proc, and cgroup2_mount_parse() on
  * captured mountinfo texts. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -449,8 +451,6 @@ int main(void)
 {
         Suite *s = suite_create("proc");
         TCase *tc = tcase_create("proc_status_parse");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_status_normal);
         tcase_add_test(tc, test_status_zombie);
@@ -482,9 +482,5 @@ int main(void)
         tcase_add_test(tc, test_cgroup_live);
         suite_add_tcase(s, tc);
 
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

@@ -2,6 +2,8 @@
 /* read_regular_nofollow() and read_regular_fd(): whole regular files only, never a link, a FIFO, a
  * device or a directory, never more than the bound. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -286,8 +288,6 @@ int main(void)
 {
         Suite *s = suite_create("read-file");
         TCase *tc = tcase_create("read_regular_nofollow");
-        SRunner *sr;
-        int failed;
 
         tcase_add_unchecked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 10);
@@ -310,9 +310,5 @@ int main(void)
         tcase_add_test(tc, test_fd_not_regular);
         suite_add_tcase(s, tc);
 
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

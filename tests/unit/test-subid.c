@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* subid_parse(), subid_load() and uid_in_ranges(): the subuid(5) ranges of the sandbox user. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -318,8 +320,6 @@ int main(void)
 {
         Suite *s = suite_create("subid");
         TCase *tc = tcase_create("parse");
-        SRunner *sr;
-        int failed;
 
         tcase_add_test(tc, test_by_name);
         tcase_add_test(tc, test_by_uid);
@@ -346,9 +346,5 @@ int main(void)
         tcase_add_test(tc, test_load);
         suite_add_tcase(s, tc);
 
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }

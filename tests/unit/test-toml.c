@@ -2,6 +2,8 @@
 /* The TOML subset: every accepted construct, read back through the accessors, and a table of refusals,
  * each with its exact line, column and message. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -773,11 +775,5 @@ static Suite *toml_suite(void)
 
 int main(void)
 {
-        SRunner *sr = srunner_create(toml_suite());
-        int failed;
-
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        return check_run(toml_suite());
 }

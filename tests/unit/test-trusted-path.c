@@ -5,6 +5,8 @@
  * files with chosen owners and modes in a root-owned 0755 directory under /run, so they need root: run as
  * another user they are not run at all (and say so), never counted as passed. */
 #include <check.h>
+
+#include "check-run.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -663,8 +665,6 @@ int main(void)
 {
         Suite *s = suite_create("trusted-path");
         TCase *tc = tcase_create("system");
-        SRunner *sr;
-        int failed;
 
         tcase_add_unchecked_fixture(tc, system_setup, system_teardown);
         tcase_add_test(tc, test_etc);
@@ -683,9 +683,5 @@ int main(void)
         if (tc)
                 suite_add_tcase(s, tc);
 
-        sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        return check_run(s);
 }
