@@ -17,6 +17,7 @@
 
 #include "client.h"
 #include "macro.h"
+#include "write-all.h"
 
 /* After the child ended, output still buffered in the sockets is copied until the streams are quiet for
  * DRAIN_MS, and for DRAIN_MAX_MS at most: a process it left behind that keeps a stream open or keeps
@@ -38,20 +39,6 @@ static void forward_signal(int sig)
 {
         if (child_pid > 0)
                 (void)kill(child_pid, sig);
-}
-
-static int write_all(int fd, const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = write(fd, buf, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                buf += k;
-                n -= (size_t)k;
-        }
-        return 0;
 }
 
 /* One read from src written whole to dst. Returns bytes copied, 0 at end of file, -errno. */

@@ -69,24 +69,14 @@ int proc_status_parse(const char *text, ProcStatus *ret)
 
 int proc_for_each(int (*fn)(pid_t pid, const ProcStatus *status, void *userdata), void *userdata)
 {
-        _cleanup_close_ int procfd = -EBADF;
         DIR *d;
         struct dirent *de;
         char buf[STATUS_MAX];
-        int fd_for_dir, r = 0;
+        int r = 0;
 
-        procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (procfd < 0)
+        d = opendir("/proc");
+        if (!d)
                 return -errno;
-        fd_for_dir = fcntl(procfd, F_DUPFD_CLOEXEC, 3);
-        if (fd_for_dir < 0)
-                return -errno;
-        d = fdopendir(fd_for_dir);
-        if (!d) {
-                r = -errno;
-                close(fd_for_dir);
-                return r;
-        }
         while ((errno = 0, de = readdir(d))) {
                 char path[64];
                 _cleanup_close_ int fd = -EBADF;
@@ -101,7 +91,7 @@ int proc_for_each(int (*fn)(pid_t pid, const ProcStatus *status, void *userdata)
                 if (*end || pid <= 0)
                         continue;
                 (void)snprintf(path, sizeof(path), "%ld/status", pid);
-                fd = openat(procfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
                 if (fd < 0)
                         continue; /* it exited */
                 n = read(fd, buf, sizeof(buf) - 1);

@@ -17,20 +17,7 @@
 
 #include "helper.h"
 #include "macro.h"
-
-static void write_all(const char *buf, size_t n)
-{
-        while (n > 0) {
-                ssize_t k = write(STDOUT_FILENO, buf, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        die(EXIT_FAILED, "proxy-log: cannot write: %s",
-                            k < 0 ? strerror(errno) : "no progress");
-                buf += k;
-                n -= (size_t)k;
-        }
-}
+#include "write-all.h"
 
 void op_proxy_log(const Helper *h)
 {
@@ -40,6 +27,7 @@ void op_proxy_log(const Helper *h)
         struct passwd *pw;
         struct stat st;
         uint64_t from = h->args->from, end, left;
+        int r;
         bool more;
         char buf[65536];
 
@@ -78,7 +66,9 @@ void op_proxy_log(const Helper *h)
                         die(EXIT_FAILED, "proxy-log: read: %s", strerror(errno));
                 if (k == 0)
                         die(EXIT_PROXY_LOG_TRUNCATED, "proxy-log: the log shrank while being read");
-                write_all(buf, (size_t)k);
+                r = write_all(STDOUT_FILENO, buf, (size_t)k);
+                if (r < 0)
+                        die(EXIT_FAILED, "proxy-log: cannot write: %s", strerror(-r));
                 left -= (uint64_t)k;
         }
         audit(LOG_INFO, "done: %llu bytes from %llu%s", (unsigned long long)(end - from),
