@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The base root filesystem of a test host: debootstrap of one Debian release with systemd, D-Bus, polkit,
+# sudo, nftables, the network tools and the project's build dependencies. Made once per release and kept in
+# $AJH_CACHE (default /var/cache/agentic-job-test); a stamp records what it was made from, so a change to
+# the package list below makes it again. Test hosts never write to it: each boots from an overlay.
+#
+# usage: bash tests/host/base.sh RELEASE        (prints the base directory; as root)
+set -euo pipefail
+
+release=${1:?usage: base.sh trixie|bookworm}
+case $release in
+trixie | bookworm) ;;
+*)
+        echo "base.sh: unknown release '$release' (trixie or bookworm)" >&2
+        exit 2
+        ;;
+esac
+cache=${AJH_CACHE:-/var/cache/agentic-job-test}
+mirror=${AJH_MIRROR:-http://deb.debian.org/debian}
+base=$cache/base-$release
+
+packages=(
+        systemd systemd-sysv dbus dbus-user-session libpam-systemd polkitd
+        sudo nftables iproute2 procps util-linux passwd login uidmap acl socat
+        ca-certificates curl openssl
+        build-essential meson ninja-build pkg-config
+        libsystemd-dev libseccomp-dev libcap-dev libjansson-dev libgit2-dev check
+)
+stamp="release=$release packages=${packages[*]} script=$(sha256sum "$0" | cut -d' ' -f1)"
+
+if [ -f "$base/.ajh-stamp" ] && [ "$(cat "$base/.ajh-stamp")" = "$stamp" ]; then
+        echo "$base"
+        exit 0
+fi
+
+mkdir -p "$cache"
+exec 9>"$cache/.lock-$release"
+flock 9
+# Another run may have made it while this one waited.
+if [ -f "$base/.ajh-stamp" ] && [ "$(cat "$base/.ajh-stamp")" = "$stamp" ]; then
+        echo "$base"
+        exit 0
+fi
+
+tmp=$cache/.new-$release
+rm -rf "$tmp" "$base"
+start=$(date +%s)
+echo "base.sh: debootstrap $release into $base (once; about 2 minutes)" >&2
+include=$(
+        IFS=,
+        echo "${packages[*]}"
+)
+if ! debootstrap --variant=minbase --include="$include" "$release" "$tmp" "$mirror" >"$cache/debootstrap-$release.log" 2>&1; then
+        tail -n 20 "$cache/debootstrap-$release.log" >&2
+        echo "base.sh: debootstrap $release failed; log in $cache/debootstrap-$release.log" >&2
+        rm -rf "$tmp"
+        exit 1
+fi
+
+# What every test host shares: a name, no root password prompt on the console, no periodic jobs that
+# would start apt in the middle of a test, and a fixed locale-free environment.
+echo ajhost >"$tmp/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tajhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$tmp/etc/hosts"
+for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer man-db.timer \
+        systemd-networkd-wait-online.service systemd-timesyncd.service; do
+        ln -sf /dev/null "$tmp/etc/systemd/system/$unit"
+done
+rm -f "$tmp/etc/machine-id" && : >"$tmp/etc/machine-id"
+apt-get -o Dir="$tmp" clean 2>/dev/null || rm -rf "$tmp/var/cache/apt/archives/"*.deb
+
+echo "$stamp" >"$tmp/.ajh-stamp"
+mv "$tmp" "$base"
+echo "base.sh: $release ready in $(($(date +%s) - start)) s, $(du -sh "$base" | cut -f1)" >&2
+echo "$base"
