@@ -54,7 +54,12 @@ finish() {
                 exit "$rc"
         fi
         printf '# %d passed, %d failed\n' "$passes" "$failures"
-        [ "$failures" -eq 0 ]
+        # An EXIT trap's last status is not the script's: only an explicit exit changes it.
+        [ "$failures" -eq 0 ] || exit 1
+        [ "$passes" -gt 0 ] || {
+                printf 'not ok - no check ran\n'
+                exit 1
+        }
 }
 trap finish EXIT
 trap 'exit 130' INT TERM
