@@ -22,11 +22,13 @@ base=$cache/base-$release
 packages=(
         systemd systemd-sysv dbus dbus-user-session libpam-systemd polkitd
         sudo nftables iproute2 procps util-linux passwd login uidmap acl socat
-        ca-certificates curl openssl
+        ca-certificates curl openssl git squid-openssl
         build-essential meson ninja-build pkg-config
         libsystemd-dev libseccomp-dev libcap-dev libjansson-dev libgit2-dev check
 )
 stamp="release=$release packages=${packages[*]} script=$(sha256sum "$0" | cut -d' ' -f1)"
+# One directory per stamp: a base that hosts still run on is never changed or removed under them.
+base=$base-$(echo "$stamp" | sha256sum | cut -c1-12)
 
 if [ -f "$base/.ajh-stamp" ] && [ "$(cat "$base/.ajh-stamp")" = "$stamp" ]; then
         echo "$base"
@@ -43,7 +45,7 @@ if [ -f "$base/.ajh-stamp" ] && [ "$(cat "$base/.ajh-stamp")" = "$stamp" ]; then
 fi
 
 tmp=$cache/.new-$release
-rm -rf "$tmp" "$base"
+rm -rf "$tmp"
 start=$(date +%s)
 echo "base.sh: debootstrap $release into $base (once; about 2 minutes)" >&2
 include=$(
@@ -61,7 +63,8 @@ fi
 # would start apt in the middle of a test, and a fixed locale-free environment.
 echo ajhost >"$tmp/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tajhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$tmp/etc/hosts"
-for unit in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer man-db.timer \
+# squid is the egress proxy's program, started by the test that needs it, never by the package's unit.
+for unit in squid.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer man-db.timer \
         systemd-networkd-wait-online.service systemd-timesyncd.service; do
         ln -sf /dev/null "$tmp/etc/systemd/system/$unit"
 done
@@ -70,5 +73,10 @@ apt-get -o Dir="$tmp" clean 2>/dev/null || rm -rf "$tmp/var/cache/apt/archives/"
 
 echo "$stamp" >"$tmp/.ajh-stamp"
 mv "$tmp" "$base"
+# Older bases of this release that no overlay uses any more.
+for old in "$cache/base-$release"-*; do
+        [ "$old" = "$base" ] || [ ! -d "$old" ] && continue
+        grep -qF "lowerdir=$old," /proc/self/mountinfo || rm -rf --one-file-system "$old"
+done
 echo "base.sh: $release ready in $(($(date +%s) - start)) s, $(du -sh "$base" | cut -f1)" >&2
 echo "$base"
