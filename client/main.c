@@ -5,10 +5,14 @@
 
 #include "build-config.h"
 #include "client.h"
+#include "egress-proxy.h"
 
 static void usage(FILE *f)
 {
         fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
+              "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
+              "                               [--policy FILE] [--threats FILE]\n"
+              "       agentic-job egress start|stop\n"
               "       agentic-job --help | --version\n"
               "See agentic-job(1).\n",
               f);
@@ -26,6 +30,10 @@ int main(int argc, char **argv)
         }
         if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "exec") == 0)
                 return sandbox_exec_main(argc - 2, argv + 2);
+        if (argc >= 3 && strcmp(argv[1], "policy") == 0 && strcmp(argv[2], "test") == 0)
+                return policy_test_main(argc - 2, argv + 2);
+        if (argc >= 2 && strcmp(argv[1], "egress") == 0)
+                return egress_main(argc - 1, argv + 1);
         if (argc >= 2 && strcmp(argv[1], "helper") == 0) {
                 fprintf(stderr, "agentic-job: the helper is %s, reached through sudo\n", HELPER_PATH);
                 return CLIENT_EXIT_USAGE;
@@ -34,6 +42,9 @@ int main(int argc, char **argv)
                 fputs("agentic-job: missing command\n", stderr);
         else if (strcmp(argv[1], "sandbox") == 0)
                 fprintf(stderr, "agentic-job: unknown sandbox command: %s (there is: exec)\n",
+                        argc < 3 ? "(none)" : argv[2]);
+        else if (strcmp(argv[1], "policy") == 0)
+                fprintf(stderr, "agentic-job: unknown policy command: %s (there is: test)\n",
                         argc < 3 ? "(none)" : argv[2]);
         else
                 fprintf(stderr, "agentic-job: unknown command: %s\n", argv[1]);

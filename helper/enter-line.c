@@ -2,6 +2,7 @@
 /* What enter hands to systemd: the run0 or systemd-run command line. Kept apart from the code that acts,
  * so it is unit-tested. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +11,49 @@
 #include "macro.h"
 #include "strv.h"
 
-int enter_line_build(EnterLine line, const char *program, const char *env_program, const char *user,
-                     const char *dir, char *const *env, char *const *argv, char ***ret_argv)
+/* The unit's main process: a shell that runs the command as its child and exits with its status, 128+N
+ * for signal N. The service manager counts a main process killed by SIGHUP, SIGINT, SIGTERM or SIGPIPE as
+ * a clean exit, after which run0 and systemd-run end with status 0, and any other signal as status 255.
+ * The shell's own report of a signal ("Terminated") goes to /dev/null; the command gets the standard
+ * error it was given, and no descriptor 3. */
+#define WRAPPER_SCRIPT "exec 3>&2 2>/dev/null; (exec \"$@\" 2>&3 3>&-); exit $?"
+
+/* The service manager expands $NAME and ${NAME} in a command line it is handed, and reads "$$" as "$"
+ * (systemd.service(5)). systemd-run asks for that expansion by default (systemd-run(1),
+ * --expand-environment, which appeared in 254); run0 turns it off. So for systemd-run every '$' after
+ * "--" is doubled, and the command gets its words as they were given. */
+static int push_word(Strv *s, const char *word, bool double_dollars)
 {
+        size_t n = 0;
+        char *copy;
+
+        for (const char *p = word; *p; p++)
+                n += double_dollars && *p == '$' ? 2 : 1;
+        copy = malloc(n + 1);
+        if (!copy)
+                return strv_push(s, NULL);
+        n = 0;
+        for (const char *p = word; *p; p++) {
+                copy[n++] = *p;
+                if (double_dollars && *p == '$')
+                        copy[n++] = '$';
+        }
+        copy[n] = '\0';
+        return strv_push(s, copy);
+}
+
+int enter_line_build(EnterLine line, const char *program, const char *sh_program, const char *env_program,
+                     const char *user, const char *dir, char *const *env, char *const *argv,
+                     char ***ret_argv)
+{
+        bool dd = line == LINE_SYSTEMD_RUN;
         Strv s = { 0 };
         int r = 0;
 
         if (!argv || !argv[0])
+                return -EINVAL;
+        /* env(1) would read an argv[0] holding '=' as a variable and one starting '-' as an option. */
+        if (strchr(argv[0], '=') || argv[0][0] == '-')
                 return -EINVAL;
 
         r = strv_push(&s, strdup(program));
@@ -28,7 +65,6 @@ int enter_line_build(EnterLine line, const char *program, const char *env_progra
                 r = r < 0 ? r : strv_push(&s, strdup("--shell-prompt-prefix="));
                 r = r < 0 ? r : strv_pushf(&s, "--user=%s", user);
                 r = r < 0 ? r : strv_push(&s, strdup("--property=CollectMode=inactive-or-failed"));
-                r = r < 0 ? r : strv_pushf(&s, "--chdir=%s", dir);
         } else {
                 /* A transient service with a PAM session, as run0 makes it, for systemd without run0. */
                 r = r < 0 ? r : strv_push(&s, strdup("--quiet"));
@@ -38,28 +74,37 @@ int enter_line_build(EnterLine line, const char *program, const char *env_progra
                 r = r < 0 ? r : strv_push(&s, strdup("--service-type=exec"));
                 r = r < 0 ? r : strv_pushf(&s, "--uid=%s", user);
                 r = r < 0 ? r : strv_push(&s, strdup("--property=PAMName=login"));
-                r = r < 0 ? r : strv_pushf(&s, "--working-directory=%s", dir);
         }
+        /* What the direct backend makes sure of, which a service does not get by default: no capability
+         * in any set (the inheritable set follows the bounding set), no_new_privs, and SIGPIPE not
+         * ignored (IgnoreSIGPIPE= defaults to yes). */
+        r = r < 0 ? r : strv_push(&s, strdup("--property=NoNewPrivileges=yes"));
+        r = r < 0 ? r : strv_push(&s, strdup("--property=CapabilityBoundingSet="));
+        r = r < 0 ? r : strv_push(&s, strdup("--property=IgnoreSIGPIPE=no"));
+        r = r < 0 ? r : strv_pushf(&s, line == LINE_RUN0 ? "--chdir=%s" : "--working-directory=%s", dir);
         for (char *const *e = env; r >= 0 && e && *e; e++)
                 r = strv_pushf(&s, "--setenv=%s", *e);
         r = r < 0 ? r : strv_push(&s, strdup("--"));
+
+        /* SH -c SCRIPT sh ENV [-u ...] -- ARGV: env(1) looks the command up on the sandbox PATH, as the
+         * sandbox user, and ends with 127 or 126 where it cannot run it. run0 sets SUDO_USER, SUDO_UID and
+         * SUDO_GID (of root, here): none of it is the sandbox's. */
+        r = r < 0 ? r : push_word(&s, sh_program, dd);
+        r = r < 0 ? r : strv_push(&s, strdup("-c"));
+        r = r < 0 ? r : push_word(&s, WRAPPER_SCRIPT, dd);
+        r = r < 0 ? r : strv_push(&s, strdup("sh"));
+        r = r < 0 ? r : push_word(&s, env_program, dd);
         if (line == LINE_RUN0) {
-                /* run0 sets SUDO_USER, SUDO_UID and SUDO_GID (of root, here): none of it is the sandbox's.
-                 * env would read an argv[0] holding '=' as a variable and one starting '-' as an option, so
-                 * those are refused. */
-                if (strchr(argv[0], '=') || argv[0][0] == '-')
-                        r = r < 0 ? r : -EINVAL;
-                r = r < 0 ? r : strv_push(&s, strdup(env_program));
                 r = r < 0 ? r : strv_push(&s, strdup("-u"));
                 r = r < 0 ? r : strv_push(&s, strdup("SUDO_USER"));
                 r = r < 0 ? r : strv_push(&s, strdup("-u"));
                 r = r < 0 ? r : strv_push(&s, strdup("SUDO_UID"));
                 r = r < 0 ? r : strv_push(&s, strdup("-u"));
                 r = r < 0 ? r : strv_push(&s, strdup("SUDO_GID"));
-                r = r < 0 ? r : strv_push(&s, strdup("--"));
         }
+        r = r < 0 ? r : strv_push(&s, strdup("--"));
         for (char *const *a = argv; r >= 0 && *a; a++)
-                r = strv_push(&s, strdup(*a));
+                r = push_word(&s, *a, dd);
         if (r < 0) {
                 strv_clear(&s);
                 return r;

@@ -275,7 +275,7 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
 
 void op_enter(const Helper *h)
 {
-        _cleanup_free_ char *program = NULL, *env_program = NULL;
+        _cleanup_free_ char *program = NULL, *sh_program = NULL, *env_program = NULL;
         char **env = NULL, **line = NULL;
         AjError e = { 0 };
         EnterBackend backend;
@@ -300,14 +300,17 @@ void op_enter(const Helper *h)
                 run_child(h, "directly", NULL, env);
 
         if (trusted_program_find(ROOT_PATH, backend == ENTER_RUN0 ? "run0" : "systemd-run", &program, &e) <
-            0)
+                    0 ||
+            trusted_program_find(ROOT_PATH, "sh", &sh_program, &e) < 0 ||
+            trusted_program_find(ROOT_PATH, "env", &env_program, &e) < 0)
                 die(EXIT_FAILED, "%s", e.message);
-        if (backend == ENTER_RUN0 && trusted_program_find(ROOT_PATH, "env", &env_program, &e) < 0)
-                die(EXIT_FAILED, "%s", e.message);
-        r = enter_line_build(backend == ENTER_RUN0 ? LINE_RUN0 : LINE_SYSTEMD_RUN, program, env_program,
-                             h->sandbox.pw_name, h->args->chdir, env, h->args->argv, &line);
+        r = enter_line_build(backend == ENTER_RUN0 ? LINE_RUN0 : LINE_SYSTEMD_RUN, program, sh_program,
+                             env_program, h->sandbox.pw_name, h->args->chdir, env, h->args->argv, &line);
         if (r == -EINVAL)
-                die(EXIT_USAGE, "enter: through run0 the command may not start with '-' or hold '='");
+                die(EXIT_USAGE,
+                    "enter: through %s the command may not start with '-' or hold '=' (env would take it "
+                    "for an option or a variable)",
+                    backend == ENTER_RUN0 ? "run0" : "systemd-run");
         if (r < 0)
                 die(EXIT_FAILED, "enter: cannot build the %s command line: %s", program, strerror(-r));
         run_child(h, backend == ENTER_RUN0 ? "through run0" : "through systemd-run", line, env);

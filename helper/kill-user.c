@@ -187,7 +187,14 @@ void op_kill_user(const Helper *h)
         if (!s.seen)
                 die(EXIT_FAILED, "out of memory");
 
-        stop_systemd_user(h->sandbox.pw_uid);
+        if (systemd_running()) {
+                /* Counted before systemd is asked: what it kills is ended all the same, and the count
+                 * (printed and audited) would otherwise leave out everything in the user's slice. */
+                r = proc_for_each(scan_one, &s);
+                if (r < 0)
+                        die(EXIT_FAILED, "cannot scan /proc: %s", strerror(-r));
+                stop_systemd_user(h->sandbox.pw_uid);
+        }
         /* The bus calls above may take their time; the kill loop gets its own. */
         deadline = now_ns() + DEADLINE_NS;
         for (;;) {

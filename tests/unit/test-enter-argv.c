@@ -18,10 +18,23 @@
 
 #define RUN0        "/usr/bin/run0"
 #define SYSTEMD_RUN "/usr/bin/systemd-run"
+#define SH          "/usr/bin/sh"
 #define ENV         "/usr/bin/env"
+#define WRAPPER     "exec 3>&2 2>/dev/null; (exec \"$@\" 2>&3 3>&-); exit $?"
+#define WRAPPER_DD  "exec 3>&2 2>/dev/null; (exec \"$$@\" 2>&3 3>&-); exit $$?"
 #define USER        "runner-sandbox"
 #define DIR         "/home/runner-sandbox/work"
 #define PROXY       "http://127.0.0.1:3128"
+/* What egress_env(true) adds after the proxy variables: loopback exemptions and the CA variables. */
+#define EGRESS_REST                                                                                         \
+        "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",                             \
+                "SSL_CERT_FILE=/etc/egress-proxy/ca-bundle.pem",                                            \
+                "CURL_CA_BUNDLE=/etc/egress-proxy/ca-bundle.pem",                                           \
+                "GIT_SSL_CAINFO=/etc/egress-proxy/ca-bundle.pem",                                           \
+                "REQUESTS_CA_BUNDLE=/etc/egress-proxy/ca-bundle.pem",                                       \
+                "PIP_CERT=/etc/egress-proxy/ca-bundle.pem",                                                 \
+                "CARGO_HTTP_CAINFO=/etc/egress-proxy/ca-bundle.pem",                                        \
+                "NODE_EXTRA_CA_CERTS=/etc/egress-proxy/ca.pem", "NODE_USE_ENV_PROXY=1"
 
 static void assert_strv_eq(char *const *got, const char *const *expected)
 {
@@ -51,10 +64,17 @@ START_TEST(test_run0_line)
                 "--shell-prompt-prefix=",
                 "--user=runner-sandbox",
                 "--property=CollectMode=inactive-or-failed",
+                "--property=NoNewPrivileges=yes",
+                "--property=CapabilityBoundingSet=",
+                "--property=IgnoreSIGPIPE=no",
                 "--chdir=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
                 "--",
+                "/usr/bin/sh",
+                "-c",
+                WRAPPER,
+                "sh",
                 "/usr/bin/env",
                 "-u",
                 "SUDO_USER",
@@ -69,7 +89,7 @@ START_TEST(test_run0_line)
                 NULL,
         };
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, env_two, cmd_make, &argv), 0);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd_make, &argv), 0);
         assert_strv_eq(argv, expected);
 }
 END_TEST
@@ -86,9 +106,18 @@ START_TEST(test_systemd_run_line)
                 "--service-type=exec",
                 "--uid=runner-sandbox",
                 "--property=PAMName=login",
+                "--property=NoNewPrivileges=yes",
+                "--property=CapabilityBoundingSet=",
+                "--property=IgnoreSIGPIPE=no",
                 "--working-directory=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
+                "--",
+                "/usr/bin/sh",
+                "-c",
+                WRAPPER_DD,
+                "sh",
+                "/usr/bin/env",
                 "--",
                 "make",
                 "-j4",
@@ -96,9 +125,9 @@ START_TEST(test_systemd_run_line)
                 NULL,
         };
 
-        ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, ENV, USER, DIR, env_two, cmd_make, &argv),
-                0);
+        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two,
+                                          cmd_make, &argv),
+                         0);
         assert_strv_eq(argv, expected);
 }
 END_TEST
@@ -115,8 +144,15 @@ START_TEST(test_run0_line_no_env_odd_words)
                 "--shell-prompt-prefix=",
                 "--user=runner-sandbox",
                 "--property=CollectMode=inactive-or-failed",
+                "--property=NoNewPrivileges=yes",
+                "--property=CapabilityBoundingSet=",
+                "--property=IgnoreSIGPIPE=no",
                 "--chdir=/home/runner-sandbox/work",
                 "--",
+                "/usr/bin/sh",
+                "-c",
+                WRAPPER,
+                "sh",
                 "/usr/bin/env",
                 "-u",
                 "SUDO_USER",
@@ -134,7 +170,7 @@ START_TEST(test_run0_line_no_env_odd_words)
                 NULL,
         };
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, NULL, cmd, &argv), 0);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, NULL, cmd, &argv), 0);
         assert_strv_eq(argv, expected);
 }
 END_TEST
@@ -153,50 +189,46 @@ START_TEST(test_systemd_run_line_one_word)
                 "--service-type=exec",
                 "--uid=runner-sandbox",
                 "--property=PAMName=login",
+                "--property=NoNewPrivileges=yes",
+                "--property=CapabilityBoundingSet=",
+                "--property=IgnoreSIGPIPE=no",
                 "--working-directory=/home/runner-sandbox/work",
+                "--",
+                "/usr/bin/sh",
+                "-c",
+                WRAPPER_DD,
+                "sh",
+                "/usr/bin/env",
                 "--",
                 "true",
                 NULL,
         };
 
-        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, ENV, USER, DIR, no_env, cmd, &argv),
-                         0);
+        ck_assert_int_eq(
+                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, no_env, cmd, &argv), 0);
         assert_strv_eq(argv, expected);
 }
 END_TEST
 
 START_TEST(test_argv0_with_equals)
 {
-        /* env(1) would take "A=B" for an assignment and run the next word: refused for run0 only. */
+        /* env(1) would take "A=B" for an assignment and run the next word: refused for both lines, which
+         * both go through env. */
         char *const cmd[] = { "A=B", "true", NULL };
         char *const cmd_later[] = { "env", "A=B", "true", NULL };
         _cleanup_strv_free_ char **argv = NULL;
         _cleanup_strv_free_ char **sd = NULL, **later = NULL;
-        static const char *const expected_sd[] = {
-                "/usr/bin/systemd-run",
-                "--quiet",
-                "--pipe",
-                "--wait",
-                "--collect",
-                "--service-type=exec",
-                "--uid=runner-sandbox",
-                "--property=PAMName=login",
-                "--working-directory=/home/runner-sandbox/work",
-                "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
-                "--setenv=LANG=C.UTF-8",
-                "--",
-                "A=B",
-                "true",
-                NULL,
-        };
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, env_two, cmd, &argv), -EINVAL);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv),
+                         -EINVAL);
         ck_assert_ptr_null(argv);
-        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, ENV, USER, DIR, env_two, cmd, &sd),
-                         0);
-        assert_strv_eq(sd, expected_sd);
+        ck_assert_int_eq(
+                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, cmd, &sd),
+                -EINVAL);
+        ck_assert_ptr_null(sd);
         /* '=' after argv[0] is only an argument. */
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, env_two, cmd_later, &later), 0);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd_later, &later),
+                         0);
         ck_assert_str_eq(later[strv_length(later) - 2], "A=B");
         ck_assert_str_eq(later[strv_length(later) - 3], "env");
         ck_assert_str_eq(later[strv_length(later) - 4], "--");
@@ -206,22 +238,57 @@ END_TEST
 START_TEST(test_argv0_dash)
 {
         /* GNU env(1) reads a "-" right after "--" as -i: "env ... -- - sh" empties the environment and runs
-         * sh, not "-". Like an argv[0] holding '=', it must be refused for run0 (whose line goes through
+         * sh, not "-". Like an argv[0] holding '=', it must be refused for both lines (which go through
          * env), so the command run is always argv[0]. */
         char *const cmd[] = { "-", "sh", "-c", "echo $PATH", NULL };
-        char **argv = NULL;
-        _cleanup_strv_free_ char **sd = NULL;
-        int r;
+        char *const cmd_opt[] = { "--unset=PATH", "sh", NULL };
+        char **argv = NULL, **sd = NULL, **opt = NULL;
+        int r, r_sd, r_opt;
 
         /* Freed before asserting: a failed assertion does not run cleanups when tests do not fork. */
-        r = enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, env_two, cmd, &argv);
+        r = enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv);
+        r_sd = enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, cmd, &sd);
+        r_opt = enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, cmd_opt, &opt);
         strv_free(argv);
+        strv_free(sd);
+        strv_free(opt);
         ck_assert_msg(r == -EINVAL,
                       "argv[0] \"-\" accepted for run0: env would drop the environment and run \"sh\"");
-        /* systemd-run runs argv[0] itself: "-" is only a name that is not found. */
-        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, ENV, USER, DIR, env_two, cmd, &sd),
-                         0);
-        ck_assert_str_eq(sd[strv_length(sd) - 4], "-");
+        ck_assert_msg(
+                r_sd == -EINVAL,
+                "argv[0] \"-\" accepted for systemd-run: env would drop the environment and run \"sh\"");
+        ck_assert_msg(r_opt == -EINVAL, "argv[0] \"--unset=PATH\" accepted for systemd-run");
+}
+END_TEST
+
+START_TEST(test_systemd_run_dollars_doubled)
+{
+        /* The service manager expands $NAME and ${NAME} in what systemd-run hands it and reads "$$" as
+         * "$": every '$' after "--" is doubled, nothing else is touched. run0 does not expand: its words
+         * stay as they are. */
+        char *const cmd[] = { "sh", "-c", "echo $HOME ${A} $$ $", "%n", "\\$", NULL };
+        _cleanup_strv_free_ char **sd = NULL, **r0 = NULL;
+        char *const env_dollar[] = { "X=a$b", NULL };
+        size_t n;
+
+        ck_assert_int_eq(
+                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_dollar, cmd, &sd),
+                0);
+        n = strv_length(sd);
+        ck_assert_str_eq(sd[n - 5], "sh");
+        ck_assert_str_eq(sd[n - 4], "-c");
+        ck_assert_str_eq(sd[n - 3], "echo $$HOME $${A} $$$$ $$");
+        ck_assert_str_eq(sd[n - 2], "%n");
+        ck_assert_str_eq(sd[n - 1], "\\$$");
+        ck_assert_str_eq(sd[n - 9], WRAPPER_DD);
+        /* --setenv= values are not expanded: left alone. */
+        ck_assert_str_eq(sd[n - 13], "--setenv=X=a$b");
+
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_dollar, cmd, &r0), 0);
+        n = strv_length(r0);
+        ck_assert_str_eq(r0[n - 3], "echo $HOME ${A} $$ $");
+        ck_assert_str_eq(r0[n - 1], "\\$");
+        ck_assert_str_eq(r0[n - 15], WRAPPER);
 }
 END_TEST
 
@@ -230,15 +297,17 @@ START_TEST(test_empty_argv)
         char *const empty[] = { NULL };
         _cleanup_strv_free_ char **argv = NULL;
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, env_two, empty, &argv), -EINVAL);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, empty, &argv),
+                         -EINVAL);
         ck_assert_ptr_null(argv);
         ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, ENV, USER, DIR, env_two, empty, &argv),
+                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, empty, &argv),
                 -EINVAL);
         ck_assert_ptr_null(argv);
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, env_two, NULL, &argv), -EINVAL);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, NULL, &argv),
+                         -EINVAL);
         ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, ENV, USER, DIR, env_two, NULL, &argv),
+                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, NULL, &argv),
                 -EINVAL);
         ck_assert_ptr_null(argv);
 }
@@ -256,10 +325,10 @@ START_TEST(test_many_words)
                 cmd[i] = words[i];
         }
         cmd[200] = NULL;
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, ENV, USER, DIR, env_two, cmd, &argv), 0);
-        ck_assert_uint_eq(strv_length(argv), 18 + 200);
-        ck_assert_str_eq(argv[18], "w0");
-        ck_assert_str_eq(argv[18 + 199], "w199");
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv), 0);
+        ck_assert_uint_eq(strv_length(argv), 25 + 200);
+        ck_assert_str_eq(argv[25], "w0");
+        ck_assert_str_eq(argv[25 + 199], "w199");
 }
 END_TEST
 
@@ -302,6 +371,7 @@ START_TEST(test_env_defaults)
                 "HTTP_PROXY=" PROXY,
                 "http_proxy=" PROXY,
                 "https_proxy=" PROXY,
+                EGRESS_REST,
                 NULL,
         };
 
@@ -355,6 +425,7 @@ START_TEST(test_env_sandbox_entries)
                 "HTTP_PROXY=" PROXY,
                 "http_proxy=http://proxy.example:8080",
                 "https_proxy=" PROXY,
+                EGRESS_REST,
                 "CARGO_HOME=/home/runner-sandbox/.cargo",
                 "ZED=last",
                 NULL,
@@ -477,7 +548,7 @@ START_TEST(test_env_matches_egress_env)
         ck_assert_int_eq(sandbox_env_build(&c, &pw_sandbox, &env), 0);
         for (i = 0; proxy[i]; i++)
                 ck_assert_str_eq(env[6 + i], proxy[i]);
-        ck_assert_uint_eq(i, 4);
+        ck_assert_uint_eq(i, 14);
         ck_assert_ptr_null(env[6 + i]);
 }
 END_TEST
@@ -493,6 +564,7 @@ int main(void)
         tcase_add_test(tc, test_systemd_run_line_one_word);
         tcase_add_test(tc, test_argv0_with_equals);
         tcase_add_test(tc, test_argv0_dash);
+        tcase_add_test(tc, test_systemd_run_dollars_doubled);
         tcase_add_test(tc, test_empty_argv);
         tcase_add_test(tc, test_many_words);
         suite_add_tcase(s, tc);

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job egress start|stop: the egress proxy's start and stop, as root, until setup does it. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "egress-proxy.h"
+
+#define EGRESS_EXIT_REFUSED 3 /* refused before any change */
+#define EGRESS_EXIT_FAILED  4 /* failed after a change (start), or could not stop */
+
+int egress_main(int argc, char **argv)
+{
+        AjError e = { 0 };
+        bool done;
+        int r;
+
+        if (argc == 2 && strcmp(argv[1], "start") == 0) {
+                r = egress_proxy_start(&done, &e);
+                if (r < 0) {
+                        fprintf(stderr, "agentic-job egress start: %s%s\n", e.message,
+                                done ? "" : " (nothing was changed)");
+                        return done ? EGRESS_EXIT_FAILED : EGRESS_EXIT_REFUSED;
+                }
+                puts("egress proxy listening on 127.0.0.1:3128");
+                return 0;
+        }
+        if (argc == 2 && strcmp(argv[1], "stop") == 0) {
+                r = egress_proxy_stop(&done, &e);
+                if (r < 0) {
+                        fprintf(stderr, "agentic-job egress stop: %s\n", e.message);
+                        return r == -EPERM ? EGRESS_EXIT_REFUSED : EGRESS_EXIT_FAILED;
+                }
+                puts(done ? "egress proxy stopped" : "egress proxy was not running");
+                return 0;
+        }
+        fprintf(stderr, "agentic-job egress: %s\nusage: agentic-job egress start|stop\n",
+                argc < 2 ? "missing command (start or stop)" : "unknown command or extra argument");
+        return CLIENT_EXIT_USAGE;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME] [--policy FILE]
+ *                                    [--threats FILE]
+ * What the egress proxy would decide for one request, by the code the proxy runs: for operators, and for
+ * the check, which asks it about each probe's requests. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "egress-policy.h"
+#include "macro.h"
+
+#define POLICY_TEST_EXIT_ALLOW 0
+#define POLICY_TEST_EXIT_DENY  1
+
+#define USAGE                                                                                               \
+        "usage: agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"     \
+        "                               [--policy FILE] [--threats FILE]\n"
+
+static int usage_error(const char *what, const char *arg)
+{
+        fprintf(stderr, "agentic-job policy test: %s%s\n", what, arg);
+        fputs(USAGE, stderr);
+        return CLIENT_EXIT_USAGE;
+}
+
+static int fail(const char *message)
+{
+        fprintf(stderr, "agentic-job policy test: %s\n", message);
+        return CLIENT_EXIT_USAGE;
+}
+
+typedef struct Options {
+        const char *method, *url, *host, *sni, *policy, *threats;
+        bool body, upgrade;
+} Options;
+
+static int parse_options(int argc, char **argv, Options *o)
+{
+        const char *positional[2] = {};
+        size_t n_positional = 0;
+
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                const char **slot = strcmp(a, "--host") == 0      ? &o->host
+                                    : strcmp(a, "--sni") == 0     ? &o->sni
+                                    : strcmp(a, "--policy") == 0  ? &o->policy
+                                    : strcmp(a, "--threats") == 0 ? &o->threats
+                                                                  : NULL;
+                bool *flag = strcmp(a, "--body") == 0      ? &o->body
+                             : strcmp(a, "--upgrade") == 0 ? &o->upgrade
+                                                           : NULL;
+
+                if (flag) {
+                        if (*flag)
+                                return usage_error("given twice: ", a);
+                        *flag = true;
+                } else if (slot) {
+                        if (*slot)
+                                return usage_error("given twice: ", a);
+                        if (i + 1 >= argc)
+                                return usage_error("needs a value: ", a);
+                        *slot = argv[++i];
+                } else if (a[0] == '-' && a[1] != '\0')
+                        return usage_error("unknown option ", a);
+                else if (n_positional >= ELEMENTSOF(positional))
+                        return usage_error("one request at a time, unexpected ", a);
+                else
+                        positional[n_positional++] = a;
+        }
+        if (n_positional < 2)
+                return usage_error(n_positional == 0 ? "missing the method and the URL" : "missing the URL",
+                                   "");
+        o->method = positional[0];
+        o->url = positional[1];
+        return 0;
+}
+
+int policy_test_main(int argc, char **argv)
+{
+        _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
+        _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
+        _cleanup_(egress_url_done) EgressUrl url = {};
+        EgressDecision d;
+        Options o = {};
+        AjError e = {};
+        int r;
+
+        r = parse_options(argc, argv, &o);
+        if (r != 0)
+                return r;
+        r = egress_url_parse(o.url, &url, &e);
+        if (r < 0)
+                return fail(e.message);
+        if (o.sni && !url.https)
+                return usage_error("--sni needs an https URL: plain HTTP has no TLS server name", "");
+
+        r = egress_policy_load(o.policy ? o.policy : EGRESS_POLICY_PATH, &policy, &e);
+        if (r < 0)
+                return fail(e.message);
+        /* Without --threats, the proxy's list where it is installed; the proxy runs without one otherwise.
+         */
+        r = egress_threats_load(o.threats ? o.threats : EGRESS_THREATS_PATH, &threats, &e);
+        if (r < 0 && !(r == -ENOENT && !o.threats))
+                return fail(e.message);
+
+        egress_decide_client(policy, threats,
+                             &(EgressClientRequest){
+                                     .method = o.method,
+                                     .url = &url,
+                                     .host_header = o.host,
+                                     .sni = o.sni,
+                                     .has_body = o.body,
+                                     .upgrade = o.upgrade,
+                             },
+                             &d);
+        printf("%s %s\n", egress_verdict_to_string(d.verdict), d.reason);
+        if (fflush(stdout) != 0 || ferror(stdout))
+                return fail("cannot write the decision");
+        return d.verdict == EGRESS_ALLOW ? POLICY_TEST_EXIT_ALLOW : POLICY_TEST_EXIT_DENY;
+}

@@ -1,0 +1,425 @@
+#!/usr/bin/env bash
+# The egress proxy end to end, inside a booted test host (tests/host/run), with the host's real squid and
+# the fake internet: `agentic-job egress start` (its refusals first, each before any change), what it
+# made (the proxy user, its directories, the certificate authority and where it is published, the
+# hardened transient unit, squid and its helpers without capabilities), then a sandbox user whose
+# traffic nftables forces through the proxy. Through the helper's enter, with the environment egress_env()
+# gives: a read gets through; a POST without a rule gets squid's 403 with X-Egress-Denied and never
+# arrives; a git-upload-pack POST arrives; a git-receive-pack POST, a fronted request (Host header or TLS
+# server name), a host on the threat list and the metadata address through the proxy are refused;
+# direct traffic is rejected by nftables (and the same request as root, unfiltered, arrives: the
+# control). Every request is in the egress log with its decision, and `helper proxy-log --from N`
+# returns exactly what was written after N. Then every case of the shared corpus
+# (tests/policy/cases.txt) goes through the running proxy, and the proxy's decision and reason must be
+# `agentic-job policy test`'s and the corpus's. Last, the proxy without systemd (the supervisor) and
+# stop. Everything it creates is removed, also when it fails.
+#
+# usage: bash tests/host/run --release trixie|bookworm tests/e2e/egress.sh
+#        (in the host: tests/e2e/egress.sh [BUILD_DIR], default $AJH_BUILD or /build)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/../integration/lib.sh"
+
+if [ ! -d /run/systemd/system ] || [ "$(id -u)" -ne 0 ] || ! command -v squid >/dev/null; then
+        echo "Bail out! needs root on a test host with systemd and squid (bash tests/host/run ... tests/e2e/egress.sh)"
+        trap - EXIT
+        exit 1
+fi
+set -- "${1:-${AJH_BUILD:-/build}}"
+# shellcheck source=tests/integration/fixture.sh
+. "$here/../integration/fixture.sh"
+
+ACL=/usr/local/libexec/agentic-job-egress-acl
+SHARE=/usr/local/share/agentic-job
+POLICY_DIR=/opt/egress-proxy
+STATE=/var/lib/egress-proxy
+PUB=/etc/egress-proxy
+PIDFILE=/run/agentic-job-egress-proxy.pid
+UNIT=egress-proxy.service
+NFT_TABLE=ajt_egress
+CASES=$src/tests/policy/cases.txt
+
+echo "# ${AJH_RELEASE:-unknown release}: $(squid -v | head -n1), $(systemctl --version | head -n1)"
+for p in "$ACL" "$SHARE" "$POLICY_DIR" "$STATE" "$PUB" "$PIDFILE"; do
+        if [ -e "$p" ]; then
+                echo "Bail out! $p exists: not touching an installed egress proxy"
+                exit 1
+        fi
+done
+work=$(mktemp -d /tmp/ajt-egress.XXXXXX)
+chmod 0755 "$work"
+on_exit "rm -rf $work"
+# Where curl, as the sandbox user, writes the response headers of each case.
+install -m 0600 -o "$SANDBOX" /dev/null "$work/h"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+log_size() { stat -c %s "$LOG_DIR/access.jsonl" 2>/dev/null || echo 0; }
+# The log from byte $1 on, one "METHOD HOST PATH DECISION" line per request (path "-" for a CONNECT).
+log_brief() {
+        tail -c +$(($1 + 1)) "$LOG_DIR/access.jsonl" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    o = json.loads(line)
+    print(o["method"], o["host"], o["path"] or "-", o["decision"])'
+}
+# What reached the fake internet: "METHOD PATH" per request.
+arrived() {
+        curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
+                python3 -c 'import json, sys; [print(json.loads(l)["method"], json.loads(l)["path"]) for l in sys.stdin]'
+}
+expect_arrived() {
+        if arrived | grep -qxF -- "$2"; then pass "$1"; else fail "$1: '$2' did not reach the fake internet"; fi
+}
+expect_not_arrived() {
+        if arrived | grep -qF -- "$2"; then fail "$1: '$2' reached the fake internet"; else pass "$1"; fi
+}
+start_proxy() { "$CLIENT" egress start; }
+# Every process of the proxy user: uid, capabilities and no_new_privs as squid.md requires.
+check_proxy_processes() {
+        local what=$1 p n=0 bad=""
+        for p in $(pgrep -u egress-proxy); do
+                n=$((n + 1))
+                awk '/^(Uid|Gid):/ { if ($2 != $3 || $3 != $4 || $4 != $5) bad = 1 }
+                     /^(CapInh|CapPrm|CapEff|CapBnd|CapAmb):/ { if ($2 != "0000000000000000") bad = 1 }
+                     /^NoNewPrivs:/ { if ($2 != 1) bad = 1 }
+                     END { exit bad }' "/proc/$p/status" 2>/dev/null || bad+=" $p($(cat "/proc/$p/comm" 2>/dev/null))"
+        done
+        expect_eq "$what: squid and its helpers run ($n processes), each the proxy user alone, no capability, no_new_privs" "" "$bad"
+        [ "$n" -ge 3 ] || fail "$what: only $n processes of the proxy user (squid, certgen, ACL helper expected)"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# install: the ACL helper, squid's template and error page, the test policy"
+
+# start makes the proxy user and the log directory itself: undo the fixture's.
+if [ "$created_proxy_user" = 1 ]; then userdel egress-proxy; fi
+if [ "$created_log_dir" = 1 ]; then rmdir "$LOG_DIR"; fi
+on_exit "rm -f $ACL"
+install -D -o root -g root -m 0755 "$build/policy/squid/agentic-job-egress-acl" "$ACL"
+on_exit "rm -rf $SHARE"
+install -D -o root -g root -m 0644 "$src/policy/squid/squid.conf.in" "$src/policy/squid/ERR_ACCESS_DENIED" \
+        -t "$SHARE/squid"
+on_exit "rm -rf $POLICY_DIR"
+# Everything start makes, removed after the proxy is stopped (cleanups run in reverse).
+on_exit "rm -rf $STATE $PUB $PIDFILE $LOG_DIR; userdel egress-proxy"
+on_exit "id -u egress-proxy >/dev/null 2>&1 && kill_uid \$(id -u egress-proxy)"
+on_exit "$CLIENT egress stop"
+
+nothing_made() {
+        local left=""
+        for p in "$STATE" "$PUB" "$LOG_DIR" "$PIDFILE"; do [ -e "$p" ] && left+=" $p"; done
+        id egress-proxy >/dev/null 2>&1 && left+=" the user egress-proxy"
+        expect_eq "$1: nothing was made" "" "$left"
+}
+refused() {
+        local what=$1 needle=$2
+        shift 2
+        run "$@"
+        expect_eq "$what: refused with status 3" 3 "$status"
+        expect_contains "$what: says why" "$needle" "$out"
+        expect_contains "$what: says nothing was changed" "(nothing was changed)" "$out"
+        nothing_made "$what"
+}
+
+echo "# start: refusals before the first change"
+refused "not root" "must run as root" setpriv --reuid="$RUNNER_UID" --regid="$(id -g "$RUNNER")" --clear-groups "$CLIENT" egress start
+refused "no policy installed" "$POLICY_DIR/policy/policy.toml" "$CLIENT" egress start
+install -d -m 0755 "$POLICY_DIR/policy"
+install -m 0644 -o "$RUNNER" "$src/tests/policy/policy.toml" "$POLICY_DIR/policy/policy.toml"
+refused "a policy the runner owns" "$POLICY_DIR/policy/policy.toml" "$CLIENT" egress start
+printf '[[write]]\nname = "x"\nbogus = 1\n' >"$POLICY_DIR/policy/policy.toml"
+chown root:root "$POLICY_DIR/policy/policy.toml"
+refused "an invalid policy" "bogus" "$CLIENT" egress start
+install -m 0644 "$src/tests/policy/policy.toml" "$POLICY_DIR/policy/policy.toml"
+printf 'good.example\nnot a host\n' >"$POLICY_DIR/denylist.txt"
+refused "an invalid threat list" "$POLICY_DIR/denylist.txt" "$CLIENT" egress start
+install -m 0644 "$src/tests/policy/threats.txt" "$POLICY_DIR/denylist.txt"
+socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork EXEC:/bin/true 2>/dev/null &
+squatter=$!
+for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.1; done
+refused "the port taken" "something else listens on 127.0.0.1:3128" "$CLIENT" egress start
+kill "$squatter"
+wait "$squatter" 2>/dev/null
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# start"
+t0=$(now_ms)
+run start_proxy
+t1=$(now_ms)
+expect_eq "egress start succeeds" 0 "$status"
+expect_eq "egress start says so" "egress proxy listening on 127.0.0.1:3128" "$out"
+echo "# egress start (user, CA, certificate database, squid up and listening): $((t1 - t0)) ms"
+
+IFS=: read -r _ _ PROXY_UID _ _ proxy_home proxy_shell < <(getent passwd egress-proxy)
+if [ -n "${PROXY_UID:-}" ] && [ "$PROXY_UID" -lt 1000 ]; then pass "the proxy user is a system user ($PROXY_UID)"; else fail "the proxy user: uid '${PROXY_UID:-}'"; fi
+expect_eq "the proxy user's home is the state directory" "$STATE" "${proxy_home:-}"
+expect_contains "the proxy user cannot log in" "nologin" "${proxy_shell:-}"
+expect_eq "state directory: 0700, the proxy user's" "700 egress-proxy egress-proxy directory" "$(stat -c '%a %U %G %F' "$STATE")"
+expect_eq "the CA key: 0600, the proxy user's, in the state directory" "600 egress-proxy regular file" "$(stat -c '%a %U %F' "$STATE/ca/ca.key")"
+expect_eq "log directory: 0750, the proxy user's" "750 egress-proxy directory" "$(stat -c '%a %U %F' "$LOG_DIR")"
+expect_eq "the egress log exists already, the proxy user's regular file" "egress-proxy regular empty file" "$(stat -c '%U %F' "$LOG_DIR/access.jsonl")"
+expect_eq "ca.pem published 0644, root's" "644 root" "$(stat -c '%a %U' "$PUB/ca.pem")"
+expect_eq "ca-bundle.pem published 0644, root's" "644 root" "$(stat -c '%a %U' "$PUB/ca-bundle.pem")"
+expect_eq "the published authority is the proxy's" "$(cat "$STATE/ca/ca.pem")" "$(cat "$PUB/ca.pem")"
+expect_eq "the bundle ends with the proxy's authority" "$(cat "$PUB/ca.pem")" "$(tail -n "$(wc -l <"$PUB/ca.pem")" "$PUB/ca-bundle.pem")"
+expect_eq "the bundle starts with the system's roots" "$(head -n 5 /etc/ssl/certs/ca-certificates.crt)" "$(head -n 5 "$PUB/ca-bundle.pem")"
+expect_contains "the authority is a CA" "CA:TRUE" "$(openssl x509 -in "$PUB/ca.pem" -noout -text)"
+if grep -rlq "PRIVATE KEY" "$PUB"; then fail "a private key is published in $PUB"; else pass "no private key in $PUB"; fi
+
+props=$(systemctl show "$UNIT" -p User -p NoNewPrivileges -p CapabilityBoundingSet -p AmbientCapabilities \
+        -p ProtectSystem -p ProtectHome -p PrivateTmp -p PrivateDevices -p RestrictSUIDSGID -p ReadWritePaths -p KillMode)
+for want in User=egress-proxy NoNewPrivileges=yes "CapabilityBoundingSet=" "AmbientCapabilities=" \
+        ProtectSystem=strict ProtectHome=yes PrivateTmp=yes PrivateDevices=yes RestrictSUIDSGID=yes \
+        "ReadWritePaths=$STATE $LOG_DIR" KillMode=mixed; do
+        if grep -qxF -- "$want" <<<"$props"; then pass "the unit: $want"; else fail "the unit: $want not in: $(tr '\n' ' ' <<<"$props")"; fi
+done
+check_proxy_processes "under systemd"
+expect_eq "squid listens on 127.0.0.1:3128 only" "127.0.0.1:3128" "$(ss -Htln 'sport = :3128' | awk '{ print $4 }' | tr '\n' ' ' | sed 's/ $//')"
+run "$CLIENT" egress start
+expect_eq "a second start is refused (status 3)" 3 "$status"
+expect_contains "a second start says the proxy runs" "already running" "$out"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# nftables: the sandbox user reaches only the proxy"
+nft -f - <<EOF
+table inet $NFT_TABLE {
+        chain output {
+                type filter hook output priority 0; policy accept;
+                meta skuid $SB_UID ip daddr 169.254.169.254 counter reject
+                meta skuid $SB_UID oifname "lo" ip daddr 127.0.0.1 tcp dport 3128 counter accept
+                meta skuid $SB_UID counter reject
+                meta skuid $PROXY_UID ip daddr 169.254.0.0/16 counter reject
+        }
+}
+EOF
+expect_eq "the nftables table is loaded" 0 "$?"
+on_exit "nft delete table inet $NFT_TABLE"
+
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = true}"
+sbx() { helper enter --chdir "$SB_HOME" -- "$@"; }
+env_out=$(sbx env)
+for v in HTTPS_PROXY=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128 https_proxy=http://127.0.0.1:3128 \
+        http_proxy=http://127.0.0.1:3128 NO_PROXY=localhost,127.0.0.1,::1 no_proxy=localhost,127.0.0.1,::1 \
+        SSL_CERT_FILE=$PUB/ca-bundle.pem CURL_CA_BUNDLE=$PUB/ca-bundle.pem GIT_SSL_CAINFO=$PUB/ca-bundle.pem \
+        REQUESTS_CA_BUNDLE=$PUB/ca-bundle.pem PIP_CERT=$PUB/ca-bundle.pem CARGO_HTTP_CAINFO=$PUB/ca-bundle.pem \
+        NODE_EXTRA_CA_CERTS=$PUB/ca.pem NODE_USE_ENV_PROXY=1; do
+        if grep -qxF -- "$v" <<<"$env_out"; then pass "enter gives $v"; else fail "enter does not give $v"; fi
+done
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# through the proxy, as the sandbox user, through the helper's enter"
+C=(curl -sS --max-time 20 -D -)
+off=$(log_size)
+out=$(sbx curl -v -sS --max-time 20 'https://www.fake.test/e2e/read?token=secret' 2>&1)
+expect_contains "a read gets through" '"path": "/e2e/read?token=secret"' "$out"
+expect_contains "the certificate curl checked is the proxy's, from the CA variables" "agentic-job egress proxy CA" "$out"
+
+out=$(sbx "${C[@]}" --data-binary x https://www.fake.test/e2e/post 2>&1)
+expect_contains "a POST without a rule: squid's 403" "HTTP/1.1 403 Forbidden" "$out"
+expect_contains "a POST without a rule: X-Egress-Denied says why" \
+        "X-Egress-Denied: a write to an endpoint not in the write allowlist: POST www.fake.test/e2e/post" "$out"
+expect_not_arrived "the refused POST never arrived" "/e2e/post"
+
+out=$(printf '0014command=ls-refs\n0000' | sbx "${C[@]}" -H 'Content-Type: application/x-git-upload-pack-request' \
+        -H 'Git-Protocol: version=2' --data-binary @- https://www.fake.test/e2e/repo.git/git-upload-pack 2>&1)
+expect_contains "a git-upload-pack POST (a rule for www.fake.test) gets through" "HTTP/1.1 200 OK" "$out"
+expect_arrived "the git-upload-pack POST arrived" "POST /e2e/repo.git/git-upload-pack"
+sbx git ls-remote https://www.fake.test/e2e/git.git >/dev/null 2>&1
+expect_arrived "git itself goes through the proxy, trusting it by GIT_SSL_CAINFO (its ref discovery arrived)" \
+        "GET /e2e/git.git/info/refs?service=git-upload-pack"
+
+out=$(sbx "${C[@]}" -H 'Content-Type: application/x-git-receive-pack-request' --data-binary x \
+        https://www.fake.test/e2e/repo.git/git-receive-pack 2>&1)
+expect_contains "a git-receive-pack POST: 403" "HTTP/1.1 403 Forbidden" "$out"
+expect_contains "a git-receive-pack POST: X-Egress-Denied" "X-Egress-Denied: a write to an endpoint not in the write allowlist" "$out"
+expect_not_arrived "the push never arrived" "git-receive-pack"
+
+out=$(sbx "${C[@]}" -H 'Host: upload.fake.test' https://www.fake.test/e2e/front-host 2>&1)
+expect_contains "a fronted request (Host header): refused" \
+        "X-Egress-Denied: domain fronting: the Host header names upload.fake.test, but the connection is to www.fake.test" "$out"
+expect_not_arrived "the request fronted by its Host header never arrived" "/e2e/front-host"
+out=$(sbx "${C[@]}" --connect-to www.fake.test:443:other.fake.test:443 -H 'Host: other.fake.test' \
+        https://www.fake.test/e2e/front-sni 2>&1)
+expect_contains "a fronted request (TLS server name): refused" \
+        "X-Egress-Denied: domain fronting: the TLS server name names www.fake.test, but the connection is to other.fake.test" "$out"
+expect_not_arrived "the request fronted by its server name never arrived" "/e2e/front-sni"
+
+out=$(sbx "${C[@]}" https://ww.fake.test/e2e/threat 2>&1)
+expect_contains "a refused CONNECT (threat list): 403 inside the tunnel, with the reason" \
+        "X-Egress-Denied: a host on the threat list: ww.fake.test" "$out"
+out=$(sbx "${C[@]}" http://169.254.169.254/e2e/meta 2>&1)
+expect_contains "the metadata address through the proxy: refused" "X-Egress-Denied: a local destination: 169.254.169.254" "$out"
+expect_not_arrived "the metadata request never arrived" "/e2e/meta"
+
+echo "# direct traffic: rejected by nftables; the same as root (not filtered) arrives"
+sbx curl --noproxy '*' -sS --max-time 10 -o /dev/null https://www.fake.test/e2e/direct 2>/dev/null
+expect_eq "direct HTTPS from the sandbox user: connection refused (curl 7)" 7 "$?"
+sbx curl --noproxy '*' -sS --max-time 10 -o /dev/null http://169.254.169.254/e2e/direct-meta 2>/dev/null
+expect_eq "direct to the metadata address: refused (curl 7)" 7 "$?"
+sbx curl --noproxy '*' -sS --max-time 10 -o /dev/null http://127.0.0.1:80/ 2>/dev/null
+expect_eq "loopback other than the proxy port: refused (curl 7)" 7 "$?"
+expect_not_arrived "the direct requests never arrived" "/e2e/direct"
+curl --noproxy '*' -sS --max-time 10 -o /dev/null https://www.fake.test/e2e/direct-control
+expect_arrived "control: the same request as root arrives" "GET /e2e/direct-control"
+counters=$(nft list table inet "$NFT_TABLE" | grep -c 'counter packets [1-9]')
+[ "$counters" -ge 3 ] && pass "the nftables rules counted what they saw ($counters rules)" || fail "nftables counters: $counters rules matched"
+
+echo "# the egress log"
+expected="CONNECT www.fake.test - allow
+GET www.fake.test /e2e/read allow
+CONNECT www.fake.test - allow
+POST www.fake.test /e2e/post deny
+CONNECT www.fake.test - allow
+POST www.fake.test /e2e/repo.git/git-upload-pack allow
+CONNECT www.fake.test - allow
+GET www.fake.test /e2e/git.git/info/refs allow
+CONNECT www.fake.test - allow
+POST www.fake.test /e2e/repo.git/git-receive-pack deny
+CONNECT www.fake.test - allow
+GET www.fake.test /e2e/front-host deny
+CONNECT other.fake.test - allow
+GET other.fake.test /e2e/front-sni deny
+CONNECT ww.fake.test - deny
+GET 169.254.169.254 /e2e/meta deny"
+expect_eq "every request, in order, with its decision (paths without query strings)" "$expected" "$(log_brief "$off")"
+slice=$(tail -c +$((off + 1)) "$LOG_DIR/access.jsonl")
+case $slice in *secret* | *token* | *Content-Type* | *git-upload-pack-request*) fail "the log holds a query string or a header" ;; *) pass "no query string or header in the log" ;; esac
+expect_eq "each log line has exactly method, host, path, decision, reason" "method host path decision reason" \
+        "$(head -n1 <<<"$slice" | python3 -c 'import json, sys; print(" ".join(json.loads(sys.stdin.readline())))')"
+
+run helper proxy-log --from "$off"
+expect_eq "proxy-log --from N: status 0" 0 "$status"
+expect_eq "proxy-log --from N: exactly the lines written after N" "$slice" "$out"
+expect_eq "proxy-log --from N: as many lines as requests" "$(wc -l <<<"$expected")" "$(wc -l <<<"$out")"
+run helper proxy-log --from 0
+expect_eq "proxy-log --from 0: the whole log" "$(cat "$LOG_DIR/access.jsonl")" "$out"
+run helper proxy-log --from "$(log_size)"
+expect_eq "proxy-log from the end: nothing" "0:" "$status:$out"
+run helper proxy-log --from "$(($(log_size) + 1))"
+expect_eq "proxy-log past the end: status 3 (truncated)" 3 "$status"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the shared corpus: the running proxy and agentic-job policy test decide alike"
+mapfile -t SB_ENV < <(grep -E '^(HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|SSL_CERT_FILE|CURL_CA_BUNDLE)=' <<<"$env_out")
+as_sb() {
+        setpriv --reuid="$SB_UID" --regid="$SB_GID" --clear-groups --inh-caps=-all \
+                env -i HOME="$SB_HOME" PATH=/usr/bin:/bin "${SB_ENV[@]}" "$@"
+}
+n_cases=0
+n_agree=0
+n_squid=0
+n_mapped=0
+t0=$(now_ms)
+while read -r verdict method url flags; do
+        case $verdict in '' | '#'*) continue ;; esac
+        n_cases=$((n_cases + 1))
+        read -ra fl <<<"$flags"
+        # Through the proxy always, loopback too (the corpus is about the proxy's decisions).
+        args=(-sS -o /dev/null -D "$work/h" --max-time 10 --path-as-is -x http://127.0.0.1:3128 --noproxy '')
+        pt=("$method" "$url")
+        host_h="" sni=""
+        for f in "${fl[@]}"; do
+                case $f in
+                body) args+=(--data-binary x) && pt+=(--body) ;;
+                upgrade) args+=(-H 'Upgrade: websocket' -H 'Connection: Upgrade') && pt+=(--upgrade) ;;
+                host=*) host_h=${f#host=} && pt+=(--host "$host_h") ;;
+                sni=*) sni=${f#sni=} && pt+=(--sni "$sni") ;;
+                rule=*) ;;
+                esac
+        done
+        target=$url
+        if [ -n "$sni" ]; then
+                # Connect to the URL's host, with the server name and the URL naming sni=.
+                rest=${url#https://}
+                real=${rest%%/*}
+                target="https://$sni/${rest#*/}"
+                args+=(--connect-to "$sni:443:$real:443")
+                [ -n "$host_h" ] || host_h=$real
+        fi
+        [ -n "$host_h" ] && args+=(-H "Host: $host_h")
+        case $method in
+        HEAD) [[ " ${fl[*]} " == *" body "* ]] && args+=(-X HEAD --max-time 3) || args+=(-I) ;;
+        GET) [[ " ${fl[*]} " == *" body "* ]] && args+=(-X GET) ;;
+        *) args+=(-X "$method") ;;
+        esac
+        before=$(log_size)
+        : >"$work/h"
+        as_sb curl "${args[@]}" "$target" </dev/null 2>/dev/null
+        proxy=$(tail -c +$((before + 1)) "$LOG_DIR/access.jsonl" | tail -n 1 |
+                python3 -c 'import json, sys; o = json.loads(sys.stdin.read() or "null") or {}; print(o.get("decision", "none"), o.get("reason", "(no log line)"))')
+        tested=$("$CLIENT" policy test "${pt[@]}")
+        header=$(tr -d '\r' <"$work/h" 2>/dev/null | sed -n 's/^X-Egress-Denied: //p' | tail -n 1)
+        code=$(tr -d '\r' <"$work/h" 2>/dev/null | awk '/^HTTP\// { c = $2 } END { print c }')
+        note=""
+        problem=""
+        # Known ways squid itself changes what the helper is asked, each checked for what it is.
+        if [ "$proxy" != "$tested" ] && [ "$verdict" = deny ] && [ "${tested%% *}" = deny ] &&
+                [ "$proxy" = "allow tunnel" ] && [ "$code" = 503 ] && [[ $header == "upstream TLS verification failed: "* ]]; then
+                # A Host header the origin's certificate does not name: squid refuses the first request
+                # in the tunnel itself (its delayed TLS error) before asking the helper.
+                note=" (refused by squid before the policy: $header)"
+                n_squid=$((n_squid + 1))
+        elif [ "$proxy" != "$tested" ] && [ "$proxy" = "$(sed -E 's/\[::ffff:([0-9.]+)\]/\1/g' <<<"$tested")" ]; then
+                note=" (squid names the IPv4-mapped address as IPv4)"
+                n_mapped=$((n_mapped + 1))
+        else
+                [ "$proxy" = "$tested" ] || problem+=" proxy '$proxy' vs policy test '$tested';"
+                [ "${proxy%% *}" = "$verdict" ] || problem+=" corpus says $verdict;"
+                # A response arrived: the proxy's 403 says why; none arrives when the client cannot
+                # check squid's certificate for an address (squid names none in it): curl fails first.
+                if [ "$verdict" = deny ] && [ -n "$code" ] && [ "$code" != 200 ] && [ "$header" != "${proxy#* }" ]; then
+                        problem+=" X-Egress-Denied '$header' (status $code);"
+                fi
+                [ "$verdict" = allow ] && [ -n "$header" ] && problem+=" X-Egress-Denied on an allowed request: '$header';"
+        fi
+        if [ -z "$problem" ]; then
+                n_agree=$((n_agree + 1))
+                pass "case $n_cases: $verdict $method $url $flags (${proxy#* })$note"
+        else
+                fail "case $n_cases: $verdict $method $url $flags:$problem"
+        fi
+done <"$CASES"
+t1=$(now_ms)
+expect_eq "every case of the corpus agrees ($n_cases cases, $((t1 - t0)) ms)" "$n_cases" "$n_agree"
+echo "# of them, refused by squid before the policy: $n_squid; with the IPv4-mapped address named as IPv4: $n_mapped"
+[ "$n_cases" -ge 60 ] && pass "the corpus has $n_cases cases" || fail "the corpus has only $n_cases cases"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# stop"
+t0=$(now_ms)
+run "$CLIENT" egress stop
+echo "# egress stop: $(($(now_ms) - t0)) ms"
+expect_eq "egress stop: stopped" "0:egress proxy stopped" "$status:$out"
+expect_eq "the unit is gone" "inactive" "$(systemctl is-active "$UNIT")"
+if pgrep -u egress-proxy >/dev/null; then fail "processes of the proxy user remain: $(pgrep -u egress-proxy | tr '\n' ' ')"; else pass "no process of the proxy user remains"; fi
+if (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null; then fail "something still listens on 3128"; else pass "nothing listens on 3128"; fi
+run "$CLIENT" egress stop
+expect_eq "a second stop: not running" "0:egress proxy was not running" "$status:$out"
+
+echo "# without systemd: the supervisor"
+t0=$(now_ms)
+run unshare -m --propagation private sh -c "mount -t tmpfs tmpfs /run/systemd && exec $CLIENT egress start"
+echo "# egress start with a supervisor: $(($(now_ms) - t0)) ms"
+expect_eq "start where systemd does not run" "0:egress proxy listening on 127.0.0.1:3128" "$status:$out"
+expect_eq "no unit was made" "inactive" "$(systemctl is-active "$UNIT")"
+read -r sup _ <"$PIDFILE" 2>/dev/null
+expect_eq "the pid file names the supervisor, the proxy user's" "egress-proxy" "$(ps -o user= -p "${sup:-0}" 2>/dev/null)"
+check_proxy_processes "under the supervisor"
+out=$(sbx "${C[@]}" https://www.fake.test/e2e/supervised 2>&1)
+expect_contains "a read through the supervised proxy" "HTTP/1.1 200 OK" "$out"
+old=$(pgrep -u egress-proxy -x squid | head -n1)
+kill -KILL "$old"
+new=""
+for _ in $(seq 50); do
+        new=$(pgrep -u egress-proxy -x squid | head -n1)
+        [ -n "$new" ] && [ "$new" != "$old" ] && (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break
+        sleep 0.1
+done
+[ -n "$new" ] && [ "$new" != "$old" ] && pass "the supervisor starts squid again after it was killed" || fail "squid was not started again"
+out=$(sbx "${C[@]}" https://www.fake.test/e2e/supervised-again 2>&1)
+expect_contains "a read after the restart" "HTTP/1.1 200 OK" "$out"
+run "$CLIENT" egress stop
+expect_eq "stop ends the supervisor" "0:egress proxy stopped" "$status:$out"
+if pgrep -u egress-proxy >/dev/null; then fail "processes of the proxy user remain"; else pass "no process of the proxy user remains"; fi
+expect_absent "the pid file is removed" "$PIDFILE"
