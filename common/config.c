@@ -728,21 +728,6 @@ int config_parse(const char *data, size_t size, Config **ret_config, AjError *re
         return 0;
 }
 
-static const char *read_error_text(int err, char *buf, size_t size)
-{
-        switch (err) {
-        case ELOOP:
-                return "is a link";
-        case EBADFD:
-                return "is not a regular file";
-        case EFBIG:
-                (void)snprintf(buf, size, "is larger than %d bytes", CONFIG_MAX_SIZE);
-                return buf;
-        default:
-                return strerror(err);
-        }
-}
-
 int config_load(const char *path, Config **ret_config, AjError *reterr)
 {
         _cleanup_free_ char *data = NULL;
@@ -756,7 +741,8 @@ int config_load(const char *path, Config **ret_config, AjError *reterr)
         r = read_regular_nofollow(AT_FDCWD, path, CONFIG_MAX_SIZE, &data, &size);
         if (r < 0) {
                 char text[64];
-                return aj_error(reterr, -r, 0, 0, "%s: %s", path, read_error_text(-r, text, sizeof(text)));
+                return aj_error(reterr, -r, 0, 0, "%s: %s", path,
+                                read_error_text(-r, CONFIG_MAX_SIZE, text, sizeof(text)));
         }
 
         r = config_parse(data, size, ret_config, &inner);

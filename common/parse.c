@@ -21,3 +21,14 @@ int parse_decimal(const char *s, size_t len, uint64_t max, uint64_t *ret)
         *ret = v;
         return 0;
 }
+
+int hex_digit_value(int c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,4 +64,19 @@ int read_regular_nofollow(int dirfd, const char *path, size_t max_size, char **r
         if (fd < 0)
                 return -errno;
         return read_regular_fd(fd, max_size, ret_data, ret_size);
+}
+
+const char *read_error_text(int err, size_t max_size, char *buf, size_t size)
+{
+        switch (err) {
+        case ELOOP:
+                return "is a link";
+        case EBADFD:
+                return "is not a regular file";
+        case EFBIG:
+                (void)snprintf(buf, size, "is larger than %zu bytes", max_size);
+                return buf;
+        default:
+                return strerror(err);
+        }
 }

@@ -11,3 +11,7 @@ int read_regular_nofollow(int dirfd, const char *path, size_t max_size, char **r
 
 /* The same for a descriptor the caller opened; the descriptor's position moves. */
 int read_regular_fd(int fd, size_t max_size, char **ret_data, size_t *ret_size);
+
+/* What a failure of the two above means, for "PATH: TEXT" messages: "is a link", "is not a regular
+ * file", "is larger than MAX bytes" (written into buf, size bytes), else strerror(err). err is positive. */
+const char *read_error_text(int err, size_t max_size, char *buf, size_t size);

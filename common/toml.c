@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "parse.h"
 
 typedef enum TableKind {
         TABLE_ROOT,
@@ -535,17 +536,6 @@ static int expect_line_end(Parser *p, const char *after)
 
 /* ---- Strings ---- */
 
-static int hex_value(int c)
-{
-        if (is_digit(c))
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 static size_t utf8_encode(uint32_t cp, char *out)
 {
         if (cp < 0x80) {
@@ -580,7 +570,7 @@ static int parse_unicode_escape(Parser *p, char *out, size_t *ret_len)
         uint32_t cp = 0;
 
         for (size_t i = 0; i < digits; i++) {
-                int h = hex_value(peek_at(p, 2 + i));
+                int h = hex_digit_value(peek_at(p, 2 + i));
                 if (h < 0)
                         return fail_at(p, at, "invalid escape sequence: \\%c needs %zu hexadecimal digits",
                                        letter, digits);

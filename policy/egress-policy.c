@@ -753,21 +753,6 @@ int egress_policy_parse(const char *data, size_t size, EgressPolicy **ret_policy
         return 0;
 }
 
-static const char *read_error_text(int err, size_t max, char *buf, size_t size)
-{
-        switch (err) {
-        case ELOOP:
-                return "is a link";
-        case EBADFD:
-                return "is not a regular file";
-        case EFBIG:
-                (void)snprintf(buf, size, "is larger than %zu bytes", max);
-                return buf;
-        default:
-                return strerror(err);
-        }
-}
-
 int egress_policy_load(const char *path, EgressPolicy **ret_policy, AjError *reterr)
 {
         _cleanup_free_ char *data = NULL;

@@ -8,17 +8,7 @@
 #include <string.h>
 
 #include "macro.h"
-
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
+#include "parse.h"
 
 /* In place; the result is never longer. squid %-escapes the bytes RFC 1738 calls unsafe (space, controls,
  * '"', '<', '[', ...) and leaves '%' alone, so an escape the value held already arrives as it was. */
@@ -33,8 +23,8 @@ static int unescape(char *s)
                         *w++ = *r;
                         continue;
                 }
-                hi = hex_value(r[1]);
-                lo = hi < 0 ? -1 : hex_value(r[2]);
+                hi = hex_digit_value(r[1]);
+                lo = hi < 0 ? -1 : hex_digit_value(r[2]);
                 if (lo < 0 || (hi == 0 && lo == 0))
                         return -EINVAL;
                 *w++ = (char)(hi << 4 | lo);
