@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+#include "root-file.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "write-all.h"
+
+#define TEMP_ATTEMPTS      16
+#define VALIDATOR_KEEP     4096
+#define VALIDATOR_MAX_ARGS 32
+#define TEMP_SUFFIX_LEN    16
+
+/* Splits an absolute path into a newly allocated parent directory and a pointer to its last component. */
+static int split_path(const char *path, char **ret_parent, const char **ret_base)
+{
+        const char *slash = strrchr(path, '/');
+        const char *base = slash + 1;
+        char *parent;
+
+        if (path[0] != '/')
+                return -EINVAL;
+        if (base[0] == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+                return -EINVAL;
+        parent = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+        if (!parent)
+                return -ENOMEM;
+        *ret_parent = parent;
+        *ret_base = base;
+        return 0;
+}
+
+/* Creates ".BASE.tmp-RANDOM" in dfd exclusively; the name into ret_name (size bytes). */
+static int create_temp(int dfd, const char *base, mode_t mode, char *ret_name, size_t size)
+{
+        for (unsigned attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+                unsigned char rnd[TEMP_SUFFIX_LEN / 2];
+                char hex[TEMP_SUFFIX_LEN + 1];
+                ssize_t k;
+                int fd, n;
+
+                do
+                        k = getrandom(rnd, sizeof(rnd), 0);
+                while (k < 0 && errno == EINTR);
+                if (k < 0)
+                        return -errno;
+                if ((size_t)k != sizeof(rnd))
+                        return -EIO;
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        (void)snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+                n = snprintf(ret_name, size, ".%s.tmp-%s", base, hex);
+                if (n < 0 || (size_t)n >= size)
+                        return -ENAMETOOLONG;
+
+                fd = openat(dfd, ret_name, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC | O_NOCTTY,
+                            mode);
+                if (fd >= 0)
+                        return fd;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+        return -EEXIST;
+}
+
+/* The first line of out (n bytes), at most size - 1 characters, control characters shown as '?'. */
+static void first_line(const char *out, size_t n, char *buf, size_t size)
+{
+        size_t i = 0;
+
+        assert(size > 0);
+        while (i < n && i + 1 < size && out[i] != '\n') {
+                unsigned char c = (unsigned char)out[i];
+
+                if (c < 0x20 || c == 0x7f)
+                        buf[i] = '?';
+                else
+                        buf[i] = out[i];
+                i++;
+        }
+        buf[i] = '\0';
+}
+
+/* Runs validator with file appended. 0 when it exits 0; otherwise -EINVAL (or -errno when it could not be
+ * started) with *reterr filled. */
+static int run_validator(const char *path, char *const *validator, const char *file, AjError *reterr)
+{
+        static char *const empty_env[] = { NULL };
+        /* On the stack: the child, which may end in _exit() after a failed execve(), owns no heap memory. */
+        char *argv[VALIDATOR_MAX_ARGS + 2];
+        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
+        char out[VALIDATOR_KEEP], line[256];
+        size_t n = strv_length(validator), kept = 0;
+        int pipefd[2], status = 0;
+        pid_t pid;
+
+        if (n == 0 || validator[0][0] != '/')
+                return aj_error(reterr, EINVAL, 0, 0, "%s: the validator's program is not an absolute path",
+                                path);
+
+        if (n > VALIDATOR_MAX_ARGS)
+                return aj_error(reterr, E2BIG, 0, 0, "%s: the validator has more than %d arguments", path,
+                                VALIDATOR_MAX_ARGS);
+        memcpy(argv, validator, n * sizeof(char *));
+        argv[n] = (char *)file;
+        argv[n + 1] = NULL;
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: pipe: %s", path, strerror(errno));
+        rd = pipefd[0];
+        wr = pipefd[1];
+
+        pid = fork();
+        if (pid < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: fork: %s", path, strerror(errno));
+        if (pid == 0) {
+                /* Only async-signal-safe calls from here on. */
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(wr, STDOUT_FILENO) < 0 ||
+                    dup2(wr, STDERR_FILENO) < 0)
+                        _exit(127);
+                (void)execve(argv[0], argv, empty_env);
+                _exit(127);
+        }
+
+        (void)close(TAKE_FD(wr));
+        for (;;) {
+                char scratch[VALIDATOR_KEEP];
+                bool keep = kept < sizeof(out);
+                ssize_t k =
+                        keep ? read(rd, out + kept, sizeof(out) - kept) : read(rd, scratch, sizeof(scratch));
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break; /* end of output (or a read error: the exit status still decides) */
+                if (keep)
+                        kept += (size_t)k;
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return aj_error(reterr, errno, 0, 0, "%s: waitpid: %s", path, strerror(errno));
+
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                return 0;
+        first_line(out, kept, line, sizeof(line));
+        if (WIFEXITED(status))
+                return aj_error(reterr, EINVAL, 0, 0, "%s: %s refused the new content (exit status %d)%s%s",
+                                path, argv[0], WEXITSTATUS(status), line[0] ? ": " : "", line);
+        return aj_error(reterr, EINVAL, 0, 0, "%s: %s refused the new content (killed by signal %d)%s%s",
+                        path, argv[0], WIFSIGNALED(status) ? WTERMSIG(status) : 0, line[0] ? ": " : "",
+                        line);
+}
+
+/* Everything between creating the temporary file and renaming it; the caller removes it on failure. */
+static int fill_temp(const char *path, int fd, const void *data, size_t size, mode_t mode, uid_t uid,
+                     gid_t gid, char *const *validator, const char *temp_path, AjError *reterr)
+{
+        int r;
+
+        r = write_all(fd, data, size);
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, "%s: writing the temporary file: %s", path, strerror(-r));
+        if (fchown(fd, uid, gid) < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: fchown: %s", path, strerror(errno));
+        /* After fchown(), which clears set-id bits; and whatever the umask took away at creation. */
+        if (fchmod(fd, mode) < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: fchmod: %s", path, strerror(errno));
+        if (fsync(fd) < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: fsync: %s", path, strerror(errno));
+        if (validator)
+                return run_validator(path, validator, temp_path, reterr);
+        return 0;
+}
+
+int root_file_write(const char *path, const void *data, size_t size, mode_t mode, uid_t uid, gid_t gid,
+                    char *const *validator, AjError *reterr)
+{
+        _cleanup_free_ char *parent = NULL, *temp_path = NULL;
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        char temp[NAME_MAX + 1];
+        const char *base = NULL;
+        struct stat st;
+        int r;
+
+        assert(path);
+        assert(data || size == 0);
+        assert((mode & ~(mode_t)07777) == 0);
+
+        r = split_path(path, &parent, &base);
+        if (r == -ENOMEM)
+                return aj_error(reterr, ENOMEM, 0, 0, "%s: %s", path, strerror(ENOMEM));
+        if (r < 0)
+                return aj_error(reterr, EINVAL, 0, 0, "%s: not an absolute path to a file", path);
+
+        dfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* With O_DIRECTORY a link fails as ENOTDIR; look again only to say which. */
+        if (dfd < 0 && errno == ENOTDIR && fstatat(AT_FDCWD, parent, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode))
+                errno = ELOOP;
+        if (dfd < 0 && errno == ELOOP)
+                return aj_error(reterr, ELOOP, 0, 0, "%s: the directory %s is a link", path, parent);
+        if (dfd < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: the directory %s: %s", path, parent,
+                                strerror(errno));
+        if (fstat(dfd, &st) < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: the directory %s: %s", path, parent,
+                                strerror(errno));
+        if (st.st_uid != 0 && st.st_uid != geteuid())
+                return aj_error(reterr, EPERM, 0, 0, "%s: the directory %s is owned by uid %u, not root",
+                                path, parent, (unsigned)st.st_uid);
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return aj_error(reterr, EPERM, 0, 0, "%s: the directory %s is writable by %s (mode %04o)",
+                                path, parent, st.st_mode & S_IWOTH ? "others" : "its group",
+                                (unsigned)(st.st_mode & 07777));
+
+        fd = create_temp(dfd, base, mode, temp, sizeof(temp));
+        if (fd < 0)
+                return aj_error(reterr, -fd, 0, 0, "%s: creating a temporary file in %s: %s", path, parent,
+                                fd == -EEXIST ? "every name tried exists" : strerror(-fd));
+        if (asprintf(&temp_path, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, temp) < 0) {
+                temp_path = NULL;
+                r = aj_error(reterr, ENOMEM, 0, 0, "%s: %s", path, strerror(ENOMEM));
+                goto fail;
+        }
+
+        r = fill_temp(path, fd, data, size, mode, uid, gid, validator, temp_path, reterr);
+        if (r < 0)
+                goto fail;
+        if (close(TAKE_FD(fd)) < 0) {
+                r = aj_error(reterr, errno, 0, 0, "%s: closing the temporary file: %s", path,
+                             strerror(errno));
+                goto fail;
+        }
+        /* rename(2) replaces NAME itself, a link included: it never writes through one. */
+        if (renameat(dfd, temp, dfd, base) < 0) {
+                r = aj_error(reterr, errno, 0, 0, "%s: rename: %s", path, strerror(errno));
+                goto fail;
+        }
+        if (fsync(dfd) < 0)
+                return aj_error(reterr, errno, 0, 0, "%s: the new file is in place, but fsync of %s: %s",
+                                path, parent, strerror(errno));
+        return 0;
+
+fail:
+        (void)unlinkat(dfd, temp, 0);
+        return r;
+}
