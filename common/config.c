@@ -738,18 +738,9 @@ int config_load(const char *path, Config **ret_config, AjError *reterr)
         assert(path);
         assert(ret_config);
 
-        r = read_regular_nofollow(AT_FDCWD, path, CONFIG_MAX_SIZE, &data, &size);
-        if (r < 0) {
-                char text[64];
-                return aj_error(reterr, -r, 0, 0, "%s: %s", path,
-                                read_error_text(-r, CONFIG_MAX_SIZE, text, sizeof(text)));
-        }
-
-        r = config_parse(data, size, ret_config, &inner);
-        if (r < 0 && inner.line > 0)
-                return aj_error(reterr, -r, inner.line, inner.column, "%s:%u:%u: %s", path, inner.line,
-                                inner.column, inner.message);
+        r = read_file_for_parse(path, CONFIG_MAX_SIZE, &data, &size, reterr);
         if (r < 0)
-                return aj_error(reterr, -r, 0, 0, "%s: %s", path, inner.message);
-        return 0;
+                return r;
+        r = config_parse(data, size, ret_config, &inner);
+        return r < 0 ? aj_error_in_file(reterr, r, path, &inner) : 0;
 }

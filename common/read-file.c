@@ -66,7 +66,7 @@ int read_regular_nofollow(int dirfd, const char *path, size_t max_size, char **r
         return read_regular_fd(fd, max_size, ret_data, ret_size);
 }
 
-const char *read_error_text(int err, size_t max_size, char *buf, size_t size)
+static const char *read_error_text(int err, size_t max_size, char *buf, size_t size)
 {
         switch (err) {
         case ELOOP:
@@ -79,4 +79,30 @@ const char *read_error_text(int err, size_t max_size, char *buf, size_t size)
         default:
                 return strerror(err);
         }
+}
+
+int read_file_for_parse(const char *path, size_t max_size, char **ret_data, size_t *ret_size,
+                        AjError *reterr)
+{
+        int r;
+
+        assert(path);
+        r = read_regular_nofollow(AT_FDCWD, path, max_size, ret_data, ret_size);
+        if (r < 0) {
+                char text[64];
+                return aj_error(reterr, -r, 0, 0, "%s: %s", path,
+                                read_error_text(-r, max_size, text, sizeof(text)));
+        }
+        return 0;
+}
+
+int aj_error_in_file(AjError *reterr, int r, const char *path, const AjError *inner)
+{
+        assert(r < 0);
+        if (inner->line > 0 && inner->column > 0)
+                return aj_error(reterr, -r, inner->line, inner->column, "%s:%u:%u: %s", path, inner->line,
+                                inner->column, inner->message);
+        if (inner->line > 0)
+                return aj_error(reterr, -r, inner->line, 0, "%s:%u: %s", path, inner->line, inner->message);
+        return aj_error(reterr, -r, 0, 0, "%s: %s", path, inner->message);
 }

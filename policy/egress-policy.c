@@ -763,19 +763,11 @@ int egress_policy_load(const char *path, EgressPolicy **ret_policy, AjError *ret
         assert(path);
         assert(ret_policy);
 
-        r = read_regular_nofollow(AT_FDCWD, path, EGRESS_POLICY_MAX_SIZE, &data, &size);
-        if (r < 0) {
-                char text[64];
-                return aj_error(reterr, -r, 0, 0, "%s: %s", path,
-                                read_error_text(-r, EGRESS_POLICY_MAX_SIZE, text, sizeof(text)));
-        }
-        r = egress_policy_parse(data, size, ret_policy, &inner);
-        if (r < 0 && inner.line > 0)
-                return aj_error(reterr, -r, inner.line, inner.column, "%s:%u:%u: %s", path, inner.line,
-                                inner.column, inner.message);
+        r = read_file_for_parse(path, EGRESS_POLICY_MAX_SIZE, &data, &size, reterr);
         if (r < 0)
-                return aj_error(reterr, -r, 0, 0, "%s: %s", path, inner.message);
-        return 0;
+                return r;
+        r = egress_policy_parse(data, size, ret_policy, &inner);
+        return r < 0 ? aj_error_in_file(reterr, r, path, &inner) : 0;
 }
 
 /* ---- The threat list ---- */
@@ -901,18 +893,11 @@ int egress_threats_load(const char *path, EgressThreats **ret_threats, AjError *
         assert(path);
         assert(ret_threats);
 
-        r = read_regular_nofollow(AT_FDCWD, path, EGRESS_THREATS_MAX_SIZE, &data, &size);
-        if (r < 0) {
-                char text[64];
-                return aj_error(reterr, -r, 0, 0, "%s: %s", path,
-                                read_error_text(-r, EGRESS_THREATS_MAX_SIZE, text, sizeof(text)));
-        }
-        r = egress_threats_parse(data, size, ret_threats, &inner);
-        if (r < 0 && inner.line > 0)
-                return aj_error(reterr, -r, inner.line, 0, "%s:%u: %s", path, inner.line, inner.message);
+        r = read_file_for_parse(path, EGRESS_THREATS_MAX_SIZE, &data, &size, reterr);
         if (r < 0)
-                return aj_error(reterr, -r, 0, 0, "%s: %s", path, inner.message);
-        return 0;
+                return r;
+        r = egress_threats_parse(data, size, ret_threats, &inner);
+        return r < 0 ? aj_error_in_file(reterr, r, path, &inner) : 0;
 }
 
 void egress_threats_free(EgressThreats *t)
