@@ -35,6 +35,7 @@
 #include "parse.h"
 #include "proc.h"
 #include "read-file.h"
+#include "spawn.h"
 #include "trusted-path.h"
 #include "write-all.h"
 
@@ -85,96 +86,22 @@ static void tools_done(Tools *t)
 
 /* ---- running programs ------------------------------------------------------------------------------ */
 
-/* Starts argv (argv[0] an absolute path) with an empty environment, standard input and error on
- * /dev/null, standard output to out_fd (or /dev/null). The pid, or -errno. */
-static pid_t spawn(char *const *argv, int out_fd)
-{
-        pid_t pid = fork();
-        int null;
-
-        if (pid != 0)
-                return pid < 0 ? -errno : pid;
-        null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || dup2(null, STDIN_FILENO) < 0 ||
-            dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO) < 0 || dup2(null, STDERR_FILENO) < 0)
-                _exit(127);
-        (void)close_range(3, ~0U, 0);
-        execve(argv[0], argv, empty_env);
-        _exit(127);
-}
-
-/* The exit status (128+N for signal N), or -errno. */
-static int wait_status(pid_t pid)
-{
-        int status;
-
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static int run(char *const *argv)
 {
-        pid_t pid = spawn(argv, -EBADF);
-
-        return pid < 0 ? pid : wait_status(pid);
-}
-
-/* Reads fd to its end, keeping at most max bytes (the rest is read and dropped, so the writer never
- * blocks). NUL-terminated; -errno. */
-static int read_all(int fd, size_t max, char **ret, size_t *ret_size)
-{
-        _cleanup_free_ char *buf = malloc(max + 1);
-        size_t n = 0;
-        char sink[4096];
-
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = n < max ? read(fd, buf + n, max - n) : read(fd, sink, sizeof(sink));
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                if (n < max)
-                        n += (size_t)k;
-        }
-        buf[n] = '\0';
-        *ret = TAKE_PTR(buf);
-        if (ret_size)
-                *ret_size = n;
-        return 0;
+        return spawn_wait(argv, NULL, SPAWN_STDOUT, 0, NULL, NULL);
 }
 
 /* Runs argv and returns its status; *ret_out is its first line of output. */
 static int run_line(char *const *argv, char *ret_out, size_t size)
 {
         _cleanup_free_ char *out = NULL;
-        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
-        int p[2], r;
-        pid_t pid;
+        int r = spawn_wait(argv, NULL, SPAWN_STDOUT, size - 1, &out, NULL);
 
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return -errno;
-        rd = p[0];
-        wr = p[1];
-        pid = spawn(argv, wr);
-        if (pid < 0)
-                return pid;
-        closep(&wr);
-        wr = -EBADF;
-        r = read_all(rd, size - 1, &out, NULL);
-        if (r < 0) {
-                (void)wait_status(pid);
+        if (r < 0)
                 return r;
-        }
         out[strcspn(out, "\n")] = '\0';
         (void)snprintf(ret_out, size, "%s", out);
-        return wait_status(pid);
+        return r;
 }
 
 /* What a child running as the proxy user does: it writes its result (or, failing, one line saying why)
@@ -213,8 +140,8 @@ static int as_proxy(const struct passwd *pw, const Tools *t, ProxyStep step, cha
         }
         (void)close(p[1]);
         rd = p[0];
-        r = read_all(rd, CHILD_MAX, &out, NULL);
-        status = wait_status(pid);
+        r = read_pipe_bounded(rd, CHILD_MAX, &out, NULL);
+        status = wait_exit_status(pid);
         if (r < 0)
                 return aj_error(reterr, -r, 0, 0, "reading from the child: %s", strerror(-r));
         if (status != 0)
@@ -765,7 +692,7 @@ static int start_supervisor(const struct passwd *pw, const Tools *t, AjError *re
                 k = read(p[0], &pid, sizeof(pid));
         while (k < 0 && errno == EINTR);
         (void)close(p[0]);
-        status = wait_status(mid);
+        status = wait_exit_status(mid);
         if (k != sizeof(pid) || status != 0)
                 return aj_error(reterr, EIO, 0, 0, "the supervisor could not be started");
         if (asprintf(&record, "%d %llu\n", (int)pid, (unsigned long long)proc_start_time(pid)) < 0)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "spawn.h"
 #include "write-all.h"
 
 #define TEMP_ATTEMPTS      16
@@ -73,36 +74,15 @@ static int create_temp(int dfd, const char *base, mode_t mode, char *ret_name, s
         return -EEXIST;
 }
 
-/* The first line of out (n bytes), at most size - 1 characters, control characters shown as '?'. */
-static void first_line(const char *out, size_t n, char *buf, size_t size)
-{
-        size_t i = 0;
-
-        assert(size > 0);
-        while (i < n && i + 1 < size && out[i] != '\n') {
-                unsigned char c = (unsigned char)out[i];
-
-                if (c < 0x20 || c == 0x7f)
-                        buf[i] = '?';
-                else
-                        buf[i] = out[i];
-                i++;
-        }
-        buf[i] = '\0';
-}
-
 /* Runs validator with file appended. 0 when it exits 0; otherwise -EINVAL (or -errno when it could not be
  * started) with *reterr filled. */
 static int run_validator(const char *path, char *const *validator, const char *file, AjError *reterr)
 {
-        static char *const empty_env[] = { NULL };
-        /* On the stack: the child, which may end in _exit() after a failed execve(), owns no heap memory. */
         char *argv[VALIDATOR_MAX_ARGS + 2];
-        _cleanup_close_ int rd = -EBADF, wr = -EBADF;
-        char out[VALIDATOR_KEEP], line[256];
+        _cleanup_free_ char *out = NULL;
         size_t n = strv_length(validator), kept = 0;
-        int pipefd[2], status = 0;
-        pid_t pid;
+        char line[256];
+        int status;
 
         if (n == 0 || validator[0][0] != '/')
                 return aj_error(reterr, EINVAL, 0, 0, "%s: the validator's program is not an absolute path",
@@ -115,52 +95,17 @@ static int run_validator(const char *path, char *const *validator, const char *f
         argv[n] = (char *)file;
         argv[n + 1] = NULL;
 
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return aj_error(reterr, errno, 0, 0, "%s: pipe: %s", path, strerror(errno));
-        rd = pipefd[0];
-        wr = pipefd[1];
-
-        pid = fork();
-        if (pid < 0)
-                return aj_error(reterr, errno, 0, 0, "%s: fork: %s", path, strerror(errno));
-        if (pid == 0) {
-                /* Only async-signal-safe calls from here on. */
-                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(wr, STDOUT_FILENO) < 0 ||
-                    dup2(wr, STDERR_FILENO) < 0)
-                        _exit(127);
-                (void)execve(argv[0], argv, empty_env);
-                _exit(127);
-        }
-
-        (void)close(TAKE_FD(wr));
-        for (;;) {
-                char scratch[VALIDATOR_KEEP];
-                bool keep = kept < sizeof(out);
-                ssize_t k =
-                        keep ? read(rd, out + kept, sizeof(out) - kept) : read(rd, scratch, sizeof(scratch));
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break; /* end of output (or a read error: the exit status still decides) */
-                if (keep)
-                        kept += (size_t)k;
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return aj_error(reterr, errno, 0, 0, "%s: waitpid: %s", path, strerror(errno));
-
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        status = spawn_wait(argv, NULL, SPAWN_MERGE_STDERR, VALIDATOR_KEEP, &out, &kept);
+        if (status < 0)
+                return aj_error(reterr, -status, 0, 0, "%s: running %s: %s", path, argv[0], strerror(-status));
+        if (status == 0)
                 return 0;
-        first_line(out, kept, line, sizeof(line));
-        if (WIFEXITED(status))
+        spawn_first_line(out, kept, line, sizeof(line));
+        if (status < 128)
                 return aj_error(reterr, EINVAL, 0, 0, "%s: %s refused the new content (exit status %d)%s%s",
-                                path, argv[0], WEXITSTATUS(status), line[0] ? ": " : "", line);
+                                path, argv[0], status, line[0] ? ": " : "", line);
         return aj_error(reterr, EINVAL, 0, 0, "%s: %s refused the new content (killed by signal %d)%s%s",
-                        path, argv[0], WIFSIGNALED(status) ? WTERMSIG(status) : 0, line[0] ? ": " : "",
-                        line);
+                        path, argv[0], status - 128, line[0] ? ": " : "", line);
 }
 
 /* Everything between creating the temporary file and renaming it; the caller removes it on failure. */
