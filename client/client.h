@@ -5,6 +5,7 @@
 #define CLIENT_EXIT_USAGE 2
 
 int sandbox_exec_main(int argc, char **argv);
+int sandbox_setup_main(int argc, char **argv);
 int policy_test_main(int argc, char **argv);
 
 /* Runs argv (argv[0] an absolute path) with an environment of env, its standard streams connected to

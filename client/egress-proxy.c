@@ -758,18 +758,18 @@ static int find_tools(Tools *t, AjError *reterr)
 
 /* The policy and the threat list the helper will load: root's alone, and valid now, so that squid does
  * not start with a helper that cannot. */
-static int check_policy(AjError *reterr)
+static int check_policy(const char *path, AjError *reterr)
 {
         _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
         _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
         int r;
 
-        if (access(EGRESS_POLICY_PATH, F_OK) < 0)
-                return aj_error(reterr, ENOENT, 0, 0, "there is no egress policy at %s", EGRESS_POLICY_PATH);
-        r = trusted_path_check(EGRESS_POLICY_PATH, reterr);
+        if (access(path, F_OK) < 0)
+                return aj_error(reterr, ENOENT, 0, 0, "there is no egress policy at %s", path);
+        r = trusted_path_check(path, reterr);
         if (r < 0)
                 return r;
-        r = egress_policy_load(EGRESS_POLICY_PATH, &policy, reterr);
+        r = egress_policy_load(path, &policy, reterr);
         if (r < 0)
                 return r;
         if (access(EGRESS_THREATS_PATH, F_OK) < 0)
@@ -875,6 +875,21 @@ int egress_proxy_stop(bool *ret_stopped, AjError *reterr)
         return 0;
 }
 
+int egress_proxy_check(const char *policy_path, AjError *reterr)
+{
+        _cleanup_(tools_done) Tools t = { 0 };
+        int r;
+
+        if (geteuid() != 0)
+                return aj_error(reterr, EPERM, 0, 0, "must run as root");
+        r = find_tools(&t, reterr);
+        if (r >= 0)
+                r = check_policy(policy_path, reterr);
+        if (r >= 0)
+                r = check_fresh(&t, getpwnam(EGRESS_PROXY_USER), reterr);
+        return r;
+}
+
 int egress_proxy_start(bool *ret_changed, AjError *reterr)
 {
         _cleanup_(tools_done) Tools t = { 0 };
@@ -890,7 +905,7 @@ int egress_proxy_start(bool *ret_changed, AjError *reterr)
         r = find_tools(&t, reterr);
         if (r < 0)
                 return r;
-        r = check_policy(reterr);
+        r = check_policy(EGRESS_POLICY_PATH, reterr);
         if (r < 0)
                 return r;
         pw = getpwnam(EGRESS_PROXY_USER);

@@ -27,6 +27,10 @@
  * invalid). After a failure past the first change, whatever was started is stopped again. */
 int egress_proxy_start(bool *ret_changed, AjError *reterr);
 
+/* The checks egress_proxy_start() makes before its first change, with the policy at policy_path (setup
+ * installs the shipped one later): 0, or -errno with *reterr. Changes nothing. */
+int egress_proxy_check(const char *policy_path, AjError *reterr);
+
 /* Stops the proxy, whichever way it was started, and waits until it is gone. *ret_stopped is false
  * when it was not running. 0, or -errno with *reterr. */
 int egress_proxy_stop(bool *ret_stopped, AjError *reterr);

@@ -9,7 +9,8 @@
 
 static void usage(FILE *f)
 {
-        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
+        fputs("usage: agentic-job sandbox setup --config FILE [--helper FILE] [--dry-run]\n"
+              "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
               "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
               "                               [--policy FILE] [--threats FILE]\n"
               "       agentic-job egress start|stop\n"
@@ -28,6 +29,8 @@ int main(int argc, char **argv)
                 printf("agentic-job %s\n", PACKAGE_VERSION);
                 return 0;
         }
+        if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "setup") == 0)
+                return sandbox_setup_main(argc - 2, argv + 2);
         if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "exec") == 0)
                 return sandbox_exec_main(argc - 2, argv + 2);
         if (argc >= 3 && strcmp(argv[1], "policy") == 0 && strcmp(argv[2], "test") == 0)
@@ -41,7 +44,7 @@ int main(int argc, char **argv)
         if (argc < 2)
                 fputs("agentic-job: missing command\n", stderr);
         else if (strcmp(argv[1], "sandbox") == 0)
-                fprintf(stderr, "agentic-job: unknown sandbox command: %s (there is: exec)\n",
+                fprintf(stderr, "agentic-job: unknown sandbox command: %s (there are: setup, exec)\n",
                         argc < 3 ? "(none)" : argv[2]);
         else if (strcmp(argv[1], "policy") == 0)
                 fprintf(stderr, "agentic-job: unknown policy command: %s (there is: test)\n",

@@ -244,3 +244,87 @@ void deny_list_decision_done(DenyListDecision *d)
         free(d->deny_text);
         *d = (DenyListDecision){};
 }
+
+bool sudoers_includes_dir(const char *text, const char *dir)
+{
+        size_t dirlen = strlen(dir);
+
+        for (const char *line = text; *line;) {
+                const char *end = strchrnul(line, '\n'), *p = line + strspn(line, " \t");
+
+                if ((strncmp(p, "@includedir", 11) == 0 || strncmp(p, "#includedir", 11) == 0) &&
+                    strspn(p + 11, " \t") > 0) {
+                        p += 11;
+                        p += strspn(p, " \t");
+                        if (strncmp(p, dir, dirlen) == 0) {
+                                p += dirlen;
+                                p += strspn(p, "/");
+                                p += strspn(p, " \t");
+                                if (p == end)
+                                        return true;
+                        }
+                }
+                line = *end ? end + 1 : end;
+        }
+        return false;
+}
+
+bool package_query_literal(const char *path)
+{
+        return path[0] == '/' && !strpbrk(path, "*?[]\\\n");
+}
+
+bool dpkg_query_lists(const char *out, const char *path)
+{
+        size_t n = strlen(path);
+
+        for (const char *line = out; *line;) {
+                const char *end = strchrnul(line, '\n');
+                const char *sep = strstr(line, ": /");
+
+                if (strncmp(line, "diversion by ", 13) != 0 && sep && sep < end && sep > line &&
+                    (size_t)(end - sep - 2) == n && memcmp(sep + 2, path, n) == 0)
+                        return true;
+                line = *end ? end + 1 : end;
+        }
+        return false;
+}
+
+int config_add_runner(const char *text, size_t size, const char *runner, char **ret, size_t *ret_size)
+{
+        _cleanup_free_ char *line = NULL;
+        const char *at = NULL;
+        size_t before, n;
+        char *out;
+
+        if (!user_name_valid(runner))
+                return -EINVAL;
+        for (const char *l = text; l < text + size && *l && !at;) {
+                const char *end = strchrnul(l, '\n'), *p = l + strspn(l, " \t");
+
+                if (strncmp(p, "[sandbox]", 9) == 0) {
+                        p += 9;
+                        p += strspn(p, " \t");
+                        if (p == end || *p == '#' || (*p == '\r' && p + 1 == end))
+                                at = *end ? end + 1 : end;
+                }
+                l = *end ? end + 1 : end;
+        }
+        before = at ? (size_t)(at - text) : size;
+        if (asprintf(&line, "%srunner-user = \"%s\" # from SUDO_USER, added by setup\n",
+                     at ? (before > 0 && text[before - 1] != '\n' ? "\n" : "")
+                        : (size > 0 && text[size - 1] != '\n' ? "\n\n[sandbox]\n" : "\n[sandbox]\n"),
+                     runner) < 0)
+                return -ENOMEM;
+        n = strlen(line);
+        out = malloc(size + n + 1);
+        if (!out)
+                return -ENOMEM;
+        memcpy(out, text, before);
+        memcpy(out + before, line, n);
+        memcpy(out + before + n, text + before, size - before);
+        out[size + n] = '\0';
+        *ret = out;
+        *ret_size = size + n;
+        return 0;
+}

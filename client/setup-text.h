@@ -57,3 +57,22 @@ void deny_list_decision_done(DenyListDecision *d);
 
 const char *deny_list_allow_path(DenyListKind kind); /* "/etc/cron.allow", "/etc/at.allow" */
 const char *deny_list_deny_path(DenyListKind kind);  /* "/etc/cron.deny", "/etc/at.deny" */
+
+/* Whether sudoers text has a line "@includedir DIR" (or the older "#includedir DIR"), blanks around the
+ * words and a trailing '/' allowed: only then is a drop-in in DIR read at all. */
+bool sudoers_includes_dir(const char *text, const char *dir);
+
+/* Whether path can be asked of `dpkg-query -S` as it is: absolute, and none of the glob characters
+ * dpkg-query gives a meaning ("*?[]\\") nor a newline. A path that cannot is treated as owned by no
+ * package (its set-id bit goes: the safe side). */
+bool package_query_literal(const char *path);
+
+/* Whether `dpkg-query -S` output (lines "PACKAGE[, PACKAGE...]: PATH") names exactly path as owned.
+ * Diversion lines ("diversion by PACKAGE from: PATH") do not count. */
+bool dpkg_query_lists(const char *out, const char *path);
+
+/* The configuration text (size bytes) with `runner-user = "RUNNER"` added: on the line after a
+ * "[sandbox]" header (blanks and a comment allowed around it), or in a new [sandbox] table at the end.
+ * The caller parses the result to be sure. *ret is NUL-terminated, its length in *ret_size. -EINVAL for
+ * a runner name that is not valid (user_name_valid()); -ENOMEM. */
+int config_add_runner(const char *text, size_t size, const char *runner, char **ret, size_t *ret_size);

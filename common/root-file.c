@@ -97,7 +97,8 @@ static int run_validator(const char *path, char *const *validator, const char *f
 
         status = spawn_wait(argv, NULL, SPAWN_MERGE_STDERR, VALIDATOR_KEEP, &out, &kept);
         if (status < 0)
-                return aj_error(reterr, -status, 0, 0, "%s: running %s: %s", path, argv[0], strerror(-status));
+                return aj_error(reterr, -status, 0, 0, "%s: running %s: %s", path, argv[0],
+                                strerror(-status));
         if (status == 0)
                 return 0;
         spawn_first_line(out, kept, line, sizeof(line));
@@ -129,19 +130,16 @@ static int fill_temp(const char *path, int fd, const void *data, size_t size, mo
         return 0;
 }
 
-int root_file_write(const char *path, const void *data, size_t size, mode_t mode, uid_t uid, gid_t gid,
-                    char *const *validator, AjError *reterr)
+/* Opens path's parent (never through a link as its last component) and checks that only root, the
+ * effective uid or dir_owner can change what is in it. */
+static int open_trusted_parent(const char *path, uid_t dir_owner, char **ret_parent, const char **ret_base,
+                               int *ret_dfd, AjError *reterr)
 {
-        _cleanup_free_ char *parent = NULL, *temp_path = NULL;
-        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-        char temp[NAME_MAX + 1];
+        _cleanup_free_ char *parent = NULL;
+        _cleanup_close_ int dfd = -EBADF;
         const char *base = NULL;
         struct stat st;
         int r;
-
-        assert(path);
-        assert(data || size == 0);
-        assert((mode & ~(mode_t)07777) == 0);
 
         r = split_path(path, &parent, &base);
         if (r == -ENOMEM)
@@ -162,13 +160,51 @@ int root_file_write(const char *path, const void *data, size_t size, mode_t mode
         if (fstat(dfd, &st) < 0)
                 return aj_error(reterr, errno, 0, 0, "%s: the directory %s: %s", path, parent,
                                 strerror(errno));
-        if (st.st_uid != 0 && st.st_uid != geteuid())
+        if (st.st_uid != 0 && st.st_uid != geteuid() && (dir_owner == (uid_t)-1 || st.st_uid != dir_owner))
                 return aj_error(reterr, EPERM, 0, 0, "%s: the directory %s is owned by uid %u, not root",
                                 path, parent, (unsigned)st.st_uid);
         if (st.st_mode & (S_IWGRP | S_IWOTH))
                 return aj_error(reterr, EPERM, 0, 0, "%s: the directory %s is writable by %s (mode %04o)",
                                 path, parent, st.st_mode & S_IWOTH ? "others" : "its group",
                                 (unsigned)(st.st_mode & 07777));
+        *ret_parent = TAKE_PTR(parent);
+        *ret_base = base;
+        *ret_dfd = TAKE_FD(dfd);
+        return 0;
+}
+
+int root_file_check_parent(const char *path, uid_t dir_owner, AjError *reterr)
+{
+        _cleanup_free_ char *parent = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        const char *base = NULL;
+
+        assert(path);
+        return open_trusted_parent(path, dir_owner, &parent, &base, &dfd, reterr);
+}
+
+int root_file_write(const char *path, const void *data, size_t size, mode_t mode, uid_t uid, gid_t gid,
+                    char *const *validator, AjError *reterr)
+{
+        return root_file_write_in(path, (uid_t)-1, data, size, mode, uid, gid, validator, reterr);
+}
+
+int root_file_write_in(const char *path, uid_t dir_owner, const void *data, size_t size, mode_t mode,
+                       uid_t uid, gid_t gid, char *const *validator, AjError *reterr)
+{
+        _cleanup_free_ char *parent = NULL, *temp_path = NULL;
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        char temp[NAME_MAX + 1];
+        const char *base = NULL;
+        int r;
+
+        assert(path);
+        assert(data || size == 0);
+        assert((mode & ~(mode_t)07777) == 0);
+
+        r = open_trusted_parent(path, dir_owner, &parent, &base, &dfd, reterr);
+        if (r < 0)
+                return r;
 
         fd = create_temp(dfd, base, mode, temp, sizeof(temp));
         if (fd < 0)

@@ -35,3 +35,13 @@
  * durable. *reterr names the path and what went wrong. */
 int root_file_write(const char *path, const void *data, size_t size, mode_t mode, uid_t uid, gid_t gid,
                     char *const *validator, AjError *reterr);
+
+/* root_file_write() in a directory that dir_owner may own instead of root: a system daemon's own
+ * directory, such as polkit's rules.d, which Debian 12 gives to polkitd (a daemon that decides who is
+ * root anyway). (uid_t)-1: root's alone, as root_file_write(). */
+int root_file_write_in(const char *path, uid_t dir_owner, const void *data, size_t size, mode_t mode,
+                       uid_t uid, gid_t gid, char *const *validator, AjError *reterr);
+
+/* The directory checks of root_file_write_in() alone, writing nothing: whether a write to path could
+ * happen. 0, or the error root_file_write_in() would return for its directory. */
+int root_file_check_parent(const char *path, uid_t dir_owner, AjError *reterr);

@@ -105,7 +105,10 @@ void spawn_first_line(const char *out, size_t n, char *buf, size_t size)
         while (i < n && i + 1 < size && out[i] != '\n') {
                 unsigned char c = (unsigned char)out[i];
 
-                buf[i] = c < 0x20 || c == 0x7f ? '?' : out[i];
+                if (c < 0x20 || c == 0x7f)
+                        buf[i] = '?';
+                else
+                        buf[i] = out[i];
                 i++;
         }
         buf[i] = '\0';

@@ -78,3 +78,25 @@ int subid_load(const char *path, const char *user, uid_t uid, UidRange ret_range
                 return r;
         return subid_parse(text, user, uid, ret_ranges, ret_n);
 }
+
+uint64_t subid_next_free(const char *text)
+{
+        uint64_t next = SUBID_ALLOC_FLOOR;
+
+        assert(text);
+        for (const char *line = text; *line;) {
+                const char *end = strchrnul(line, '\n');
+                const char *c1 = memchr(line, ':', (size_t)(end - line));
+                const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+                uint64_t start, count;
+
+                /* Every line that reads as a range counts, whoever's: a new range must not overlap any. */
+                if (c2 && parse_decimal(c1 + 1, (size_t)(c2 - c1 - 1), UINT32_MAX, &start) >= 0 &&
+                    parse_decimal(c2 + 1, (size_t)(end - c2 - 1), UINT32_MAX, &count) >= 0 &&
+                    start + count > next)
+                        next = start + count;
+                line = *end ? end + 1 : end;
+        }
+        /* Whole blocks, as useradd hands them out. */
+        return (next + SUBID_ALLOC_COUNT - 1) / SUBID_ALLOC_COUNT * SUBID_ALLOC_COUNT;
+}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define SUBUID_PATH      "/etc/subuid"
@@ -27,6 +28,16 @@ int subid_parse(const char *text, const char *user, uid_t uid, UidRange ret_rang
 /* Reads path (without following a link) and parses it. A missing file means no ranges. */
 int subid_load(const char *path, const char *user, uid_t uid, UidRange ret_ranges[SUBID_MAX_RANGES],
                size_t *ret_n);
+
+#define SUBGID_PATH       "/etc/subgid"
+#define SUBID_ALLOC_FLOOR 100000 /* useradd's SUB_UID_MIN */
+#define SUBID_ALLOC_COUNT 65536  /* useradd's SUB_UID_COUNT */
+
+/* Where a new range of SUBID_ALLOC_COUNT ids may start so that it overlaps no range in text (subuid(5)
+ * format, every user's lines, malformed ones skipped): past the end of the highest range, at least
+ * SUBID_ALLOC_FLOOR, rounded up to a multiple of SUBID_ALLOC_COUNT. The caller checks that the range
+ * fits below 2^32 - 1. */
+uint64_t subid_next_free(const char *text);
 
 static inline int uid_in_ranges(uid_t u, const UidRange *r, size_t n)
 {
