@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "egress-proxy.h"
 #include "macro.h"
 #include "nftables.h"
+#include "parse.h"
 #include "read-file.h"
 #include "setup.h"
 
@@ -95,6 +97,28 @@ int stage_egress_proxy(Setup *s, AjError *reterr)
         return 0;
 }
 
+#define LOCAL_PORT_RANGE "/proc/sys/net/ipv4/ip_local_port_range"
+
+/* The ports the kernel gives a socket bound to port 0 here: squid's helpers are reached on them. */
+static int local_port_range(unsigned ret[2], AjError *reterr)
+{
+        _cleanup_free_ char *text = NULL;
+        uint64_t lo, hi;
+        size_t n;
+        char *p;
+        int r = read_regular_nofollow(AT_FDCWD, LOCAL_PORT_RANGE, 256, &text, NULL);
+
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, "%s: %s", LOCAL_PORT_RANGE, strerror(-r));
+        n = strcspn(text, " \t");
+        p = text + n + strspn(text + n, " \t");
+        if (parse_decimal(text, n, 65535, &lo) < 0 || parse_decimal(p, strcspn(p, "\n"), 65535, &hi) < 0)
+                return aj_error(reterr, EINVAL, 0, 0, "%s: cannot read \"%.32s\"", LOCAL_PORT_RANGE, text);
+        ret[0] = (unsigned)lo;
+        ret[1] = (unsigned)hi;
+        return 0;
+}
+
 int stage_network_rules(Setup *s, AjError *reterr)
 {
         char *nft_load[] = { s->tools.nft, (char *)"-f", (char *)NFT_RULES_PATH, NULL };
@@ -120,6 +144,8 @@ int stage_network_rules(Setup *s, AjError *reterr)
                                                      : ", no proxy: the metadata address refused");
                 return 0;
         }
+        if (in.proxy && (r = local_port_range(in.helper_ports, reterr)) < 0)
+                return r;
         r = nft_ruleset(&in, &text, reterr);
         if (r >= 0) {
                 char *nft_check[] = { s->tools.nft, (char *)"-c", (char *)"-f", NULL };

@@ -252,7 +252,10 @@ bool sudoers_includes_dir(const char *text, const char *dir)
         for (const char *line = text; *line;) {
                 const char *end = strchrnul(line, '\n'), *p = line + strspn(line, " \t");
 
-                if ((strncmp(p, "@includedir", 11) == 0 || strncmp(p, "#includedir", 11) == 0) &&
+                /* "#includedir" is a directive only at the very start of a line; after a blank it is a
+                 * comment. "@includedir" may follow blanks. */
+                if ((strncmp(p, "@includedir", 11) == 0 ||
+                     (p == line && strncmp(p, "#includedir", 11) == 0)) &&
                     strspn(p + 11, " \t") > 0) {
                         p += 11;
                         p += strspn(p, " \t");
@@ -274,6 +277,26 @@ bool package_query_literal(const char *path)
         return path[0] == '/' && !strpbrk(path, "*?[]\\\n");
 }
 
+/* Whether [p, end) is a list of package names, "a" or "a, b:amd64": anything else (a diversion line, "local
+ * diversion from", a message) is not an owner. */
+static bool package_list(const char *p, const char *end)
+{
+        if (p == end)
+                return false;
+        for (; p < end; p++) {
+                char c = *p;
+
+                if (c == ',' && p + 1 < end && p[1] == ' ' && p + 2 < end) {
+                        p++;
+                        continue;
+                }
+                if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' ||
+                      c == ':'))
+                        return false;
+        }
+        return true;
+}
+
 bool dpkg_query_lists(const char *out, const char *path)
 {
         size_t n = strlen(path);
@@ -282,8 +305,8 @@ bool dpkg_query_lists(const char *out, const char *path)
                 const char *end = strchrnul(line, '\n');
                 const char *sep = strstr(line, ": /");
 
-                if (strncmp(line, "diversion by ", 13) != 0 && sep && sep < end && sep > line &&
-                    (size_t)(end - sep - 2) == n && memcmp(sep + 2, path, n) == 0)
+                if (sep && sep < end && package_list(line, sep) && (size_t)(end - sep - 2) == n &&
+                    memcmp(sep + 2, path, n) == 0)
                         return true;
                 line = *end ? end + 1 : end;
         }
@@ -299,16 +322,20 @@ int config_add_runner(const char *text, size_t size, const char *runner, char **
 
         if (!user_name_valid(runner))
                 return -EINVAL;
-        for (const char *l = text; l < text + size && *l && !at;) {
-                const char *end = strchrnul(l, '\n'), *p = l + strspn(l, " \t");
+        for (const char *l = text, *stop = text + size; l < stop && !at;) {
+                const char *nl = memchr(l, '\n', (size_t)(stop - l));
+                const char *end = nl ? nl : stop, *p = l;
 
-                if (strncmp(p, "[sandbox]", 9) == 0) {
+                while (p < end && (*p == ' ' || *p == '\t'))
+                        p++;
+                if ((size_t)(end - p) >= 9 && memcmp(p, "[sandbox]", 9) == 0) {
                         p += 9;
-                        p += strspn(p, " \t");
+                        while (p < end && (*p == ' ' || *p == '\t'))
+                                p++;
                         if (p == end || *p == '#' || (*p == '\r' && p + 1 == end))
-                                at = *end ? end + 1 : end;
+                                at = nl ? nl + 1 : stop;
                 }
-                l = *end ? end + 1 : end;
+                l = nl ? nl + 1 : stop;
         }
         before = at ? (size_t)(at - text) : size;
         if (asprintf(&line, "%srunner-user = \"%s\" # from SUDO_USER, added by setup\n",

@@ -209,17 +209,20 @@ static void write_sandbox_proxy_rules(FILE *f, unsigned port)
                 port, port);
 }
 
-static void write_proxy_rules(FILE *f, uid_t proxy_uid, const Resolver *resolvers, size_t n)
+static void write_proxy_rules(FILE *f, uid_t proxy_uid, const unsigned helper_ports[2],
+                              const Resolver *resolvers, size_t n)
 {
-        unsigned u = (unsigned)proxy_uid;
+        unsigned u = (unsigned)proxy_uid, lo = helper_ports[0], hi = helper_ports[1];
 
         fprintf(f,
                 "\n"
-                "\t\t# The proxy: its answers; DNS to the configured resolvers alone (before the\n"
-                "\t\t# local ranges: a resolver may be local); nothing on this machine or its\n"
-                "\t\t# networks.\n"
-                "\t\tmeta skuid %u ct state established,related accept\n",
-                u);
+                "\t\t# The proxy: its answers; squid and its helpers, between ports the kernel hands\n"
+                "\t\t# out on loopback; DNS to the configured resolvers alone (before the local\n"
+                "\t\t# ranges: a resolver may be local); nothing on this machine or its networks.\n"
+                "\t\tmeta skuid %u ct state established,related accept\n"
+                "\t\tmeta skuid %u ip daddr 127.0.0.1 tcp sport %u-%u tcp dport %u-%u accept\n"
+                "\t\tmeta skuid %u ip6 daddr ::1 tcp sport %u-%u tcp dport %u-%u accept\n",
+                u, u, lo, hi, lo, hi, u, lo, hi, lo, hi);
         for (size_t i = 0; i < n; i++)
                 fprintf(f, "\t\tmeta skuid %u %s daddr %s meta l4proto { tcp, udp } th dport 53 accept\n", u,
                         resolvers[i].family == AF_INET ? "ip" : "ip6", resolvers[i].text);
@@ -255,6 +258,14 @@ int nft_ruleset(const NftInput *in, char **ret_text, AjError *reterr)
                                                 (unsigned)in->proxy_uid);
                 if (in->proxy_port == 0 || in->proxy_port > 65535)
                         return aj_error(reterr, EINVAL, 0, 0, "proxy port %u is not a port", in->proxy_port);
+                if (in->helper_ports[0] < 1024 || in->helper_ports[0] > in->helper_ports[1] ||
+                    in->helper_ports[1] > 65535 ||
+                    (in->proxy_port >= in->helper_ports[0] && in->proxy_port <= in->helper_ports[1]))
+                        return aj_error(
+                                reterr, EINVAL, 0, 0,
+                                "helper ports %u-%u are not a range of unprivileged ports without the "
+                                "proxy port",
+                                in->helper_ports[0], in->helper_ports[1]);
                 r = parse_resolvers(in->resolvers, resolvers, &n_resolvers, reterr);
                 if (r < 0)
                         return r;
@@ -269,7 +280,7 @@ int nft_ruleset(const NftInput *in, char **ret_text, AjError *reterr)
         fputs(ruleset_chains, f);
         if (in->proxy) {
                 write_sandbox_proxy_rules(f, in->proxy_port);
-                write_proxy_rules(f, in->proxy_uid, resolvers, n_resolvers);
+                write_proxy_rules(f, in->proxy_uid, in->helper_ports, resolvers, n_resolvers);
         }
         fputs("\t}\n"
               "}\n",

@@ -29,6 +29,14 @@ expect_contains() {
         esac
 }
 
+# expect_lacks WHAT NEEDLE HAYSTACK
+expect_lacks() {
+        case "$3" in
+        *"$2"*) fail "$1: expected not to contain '$2', got '${3:0:400}'" ;;
+        *) pass "$1" ;;
+        esac
+}
+
 expect_absent() {
         if [ -e "$2" ] || [ -L "$2" ]; then fail "$1: $2 exists"; else pass "$1"; fi
 }

@@ -55,10 +55,12 @@
         "\t\tmeta skuid @sandbox_uids counter jump refuse\n"
 #define PROXY_HEAD                                                                                          \
         "\n"                                                                                                \
-        "\t\t# The proxy: its answers; DNS to the configured resolvers alone (before the\n"                 \
-        "\t\t# local ranges: a resolver may be local); nothing on this machine or its\n"                    \
-        "\t\t# networks.\n"                                                                                 \
-        "\t\tmeta skuid 998 ct state established,related accept\n"
+        "\t\t# The proxy: its answers; squid and its helpers, between ports the kernel hands\n"             \
+        "\t\t# out on loopback; DNS to the configured resolvers alone (before the local\n"                  \
+        "\t\t# ranges: a resolver may be local); nothing on this machine or its networks.\n"                \
+        "\t\tmeta skuid 998 ct state established,related accept\n"                                          \
+        "\t\tmeta skuid 998 ip daddr 127.0.0.1 tcp sport 32768-60999 tcp dport 32768-60999 accept\n"        \
+        "\t\tmeta skuid 998 ip6 daddr ::1 tcp sport 32768-60999 tcp dport 32768-60999 accept\n"
 #define PROXY_TAIL                                                                                          \
         "\t\tmeta skuid 998 meta l4proto { tcp, udp } th dport 53 counter jump refuse\n"                    \
         "\t\tmeta skuid 998 ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, "                 \
@@ -130,6 +132,7 @@ START_TEST(test_proxy_no_ranges)
                                     .proxy = true,
                                     .proxy_uid = 998,
                                     .proxy_port = 3128,
+                                    .helper_ports = { 32768, 60999 },
                                     .resolvers = resolver_ipv4 },
                        HEAD SET("1001") CHAINS SANDBOX_PROXY PROXY_HEAD
                        "\t\tmeta skuid 998 ip daddr 10.0.0.2 meta l4proto { tcp, udp } th dport 53 "
@@ -145,6 +148,7 @@ START_TEST(test_proxy_ranges)
                                     .proxy = true,
                                     .proxy_uid = 998,
                                     .proxy_port = 3128,
+                                    .helper_ports = { 32768, 60999 },
                                     .resolvers = resolver_ipv4 },
                        HEAD SET("1001, 100000-165535") CHAINS SANDBOX_PROXY PROXY_HEAD
                        "\t\tmeta skuid 998 ip daddr 10.0.0.2 meta l4proto { tcp, udp } th dport 53 "
@@ -167,6 +171,7 @@ START_TEST(test_proxy_ipv6_resolvers)
                              .proxy = true,
                              .proxy_uid = 998,
                              .proxy_port = 3128,
+                             .helper_ports = { 32768, 60999 },
                              .resolvers = resolvers },
                 HEAD SET("1001, 100000-165535") CHAINS SANDBOX_PROXY PROXY_HEAD
                 "\t\tmeta skuid 998 ip daddr 127.0.0.53 meta l4proto { tcp, udp } th dport 53 accept\n"
@@ -187,6 +192,7 @@ START_TEST(test_proxy_port)
                                                   .proxy = true,
                                                   .proxy_uid = 998,
                                                   .proxy_port = 8080,
+                                                  .helper_ports = { 32768, 60999 },
                                                   .resolvers = resolver_ipv4 },
                                      &text, NULL),
                          0);
@@ -233,7 +239,7 @@ static void free_many(void)
 #define PROXY(uid, port, list)                                                                              \
         {                                                                                                   \
                 .sandbox_uid = 1001, .proxy = true, .proxy_uid = (uid), .proxy_port = (port),               \
-                .resolvers = (list)                                                                         \
+                .helper_ports = { 32768, 60999 }, .resolvers = (list)                                       \
         }
 #define PROXY_RESOLVERS(...) PROXY(998, 3128, ((char *const[]){ __VA_ARGS__, NULL }))
 
@@ -262,9 +268,24 @@ static const struct {
             .proxy = true,
             .proxy_uid = 165535,
             .proxy_port = 3128,
+            .helper_ports = { 32768, 60999 },
             .resolvers = resolver_ipv4 },
           "proxy uid 165535 is one of the sandbox's" },
         { PROXY(998, 0, resolver_ipv4), "proxy port 0 is not a port" },
+#define HELPERS(a, b)                                                                                       \
+        {                                                                                                   \
+                .sandbox_uid = 1001, .proxy = true, .proxy_uid = 998, .proxy_port = 3128,                   \
+                .helper_ports = { (a), (b) }, .resolvers = resolver_ipv4                                    \
+        }
+        { HELPERS(0, 0), "helper ports 0-0 are not a range of unprivileged ports without the proxy port" },
+        { HELPERS(1000, 2000),
+          "helper ports 1000-2000 are not a range of unprivileged ports without the proxy port" },
+        { HELPERS(3000, 4000),
+          "helper ports 3000-4000 are not a range of unprivileged ports without the proxy port" },
+        { HELPERS(40000, 30000),
+          "helper ports 40000-30000 are not a range of unprivileged ports without the proxy port" },
+        { HELPERS(32768, 65536),
+          "helper ports 32768-65536 are not a range of unprivileged ports without the proxy port" },
         { PROXY(998, 65536, resolver_ipv4), "proxy port 65536 is not a port" },
         { PROXY(998, 3128, NULL), "no resolver: the proxy could not resolve a name" },
         { PROXY(998, 3128, ((char *const[]){ NULL })), "no resolver: the proxy could not resolve a name" },

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* subid_parse(), subid_load() and uid_in_ranges(): the subuid(5) ranges of the sandbox user. */
+/* subid_parse(), subid_load() and uid_in_ranges(): the subuid(5) ranges of the sandbox user; and
+ * subid_next_free(): where setup may put a new range. */
 #include <check.h>
 
 #include "check-run.h"
@@ -316,6 +317,117 @@ START_TEST(test_load)
 }
 END_TEST
 
+/* ---- subid_next_free() ---- */
+
+START_TEST(test_next_free_empty)
+{
+        /* No range yet: SUBID_ALLOC_FLOOR (100000), rounded up to a whole block of 65536. */
+        ck_assert_uint_eq(subid_next_free(""), 131072);
+        ck_assert_uint_eq(subid_next_free("\n"), 131072);
+        ck_assert_uint_eq(subid_next_free("\n\n\n"), 131072);
+        ck_assert_uint_eq(subid_next_free(""), (SUBID_ALLOC_FLOOR + SUBID_ALLOC_COUNT - 1) /
+                                                       SUBID_ALLOC_COUNT * SUBID_ALLOC_COUNT);
+}
+END_TEST
+
+START_TEST(test_next_free_one_range)
+{
+        /* useradd's first range, 100000-165535: the next block starts at 196608 (3 * 65536). */
+        ck_assert_uint_eq(subid_next_free("a:100000:65536\n"), 196608);
+        ck_assert_uint_eq(subid_next_free("a:100000:65536"), 196608);
+        ck_assert_uint_eq(subid_next_free("\na:100000:65536\n\n"), 196608);
+        ck_assert_uint_eq(subid_next_free("a:100000:1\n"), 131072);
+        /* One id past a block boundary takes the next block. */
+        ck_assert_uint_eq(subid_next_free("a:100000:31073\n"), 196608); /* ends at 131073 */
+}
+END_TEST
+
+START_TEST(test_next_free_several)
+{
+        /* Several users: the highest end wins, wherever its line is. */
+        ck_assert_uint_eq(subid_next_free("a:100000:65536\nb:165536:65536\nc:231072:65536\n"), 327680);
+        ck_assert_uint_eq(subid_next_free("c:231072:65536\na:100000:65536\nb:165536:65536\n"), 327680);
+        ck_assert_uint_eq(subid_next_free("b:165536:65536\nc:231072:65536\na:100000:65536"), 327680);
+        /* The highest end, not the highest start: a long range that starts low. */
+        ck_assert_uint_eq(subid_next_free("a:100000:1000000\nb:500000:10\n"), 1114112); /* 1100000 */
+        ck_assert_uint_eq(subid_next_free("b:500000:10\na:100000:1000000\n"), 1114112);
+        /* The same user twice, both counted. */
+        ck_assert_uint_eq(subid_next_free("a:100000:65536\na:300000:65536\n"), 393216); /* 365536 */
+}
+END_TEST
+
+START_TEST(test_next_free_below_floor)
+{
+        /* Ranges below the floor do not lower it. */
+        ck_assert_uint_eq(subid_next_free("a:1000:2000\n"), 131072);
+        ck_assert_uint_eq(subid_next_free("a:0:100000\n"), 131072);
+        ck_assert_uint_eq(subid_next_free("a:0:100001\n"), 131072);
+        ck_assert_uint_eq(subid_next_free("a:0:131073\n"), 196608);
+}
+END_TEST
+
+START_TEST(test_next_free_block_boundary)
+{
+        /* A range that ends exactly on a multiple of 65536: the next block starts right there. */
+        ck_assert_uint_eq(subid_next_free("a:131072:65536\n"), 196608);
+        ck_assert_uint_eq(subid_next_free("a:65536:65536\n"), 131072);
+        ck_assert_uint_eq(subid_next_free("a:100000:96608\n"), 196608);
+        ck_assert_uint_eq(subid_next_free("a:131072:131072\nb:100000:10\n"), 262144);
+        /* One more id, one more block. */
+        ck_assert_uint_eq(subid_next_free("a:131072:65537\n"), 262144);
+}
+END_TEST
+
+START_TEST(test_next_free_uid_names)
+{
+        /* Lines by uid count as lines by name do. */
+        ck_assert_uint_eq(subid_next_free("1000:231072:65536\n"), 327680); /* ends at 296608 */
+        ck_assert_uint_eq(subid_next_free("runner:100000:65536\n1001:165536:65536\n"), 262144);
+        ck_assert_uint_eq(subid_next_free("1001:165536:65536\nrunner:100000:65536\n"), 262144);
+}
+END_TEST
+
+START_TEST(test_next_free_malformed)
+{
+        /* Malformed lines are skipped, before, between and after good ones. */
+        ck_assert_uint_eq(subid_next_free("a:abc:65536\n"
+                                          "b:900000\n"
+                                          "c\n"
+                                          "garbage without colons\n"
+                                          ":\n"
+                                          "::\n"
+                                          "d:900000:\n"
+                                          "e::900000\n"
+                                          "f:-1:5\n"
+                                          "g:+900000:1\n"
+                                          "h:900000:+1\n"
+                                          "i: 900000:1\n"
+                                          "j:900000:1 \n"
+                                          "k:900000:1\r\n"
+                                          "l:900000:x\n"
+                                          "m:1e6:1\n"
+                                          "n:0x100000:1\n"
+                                          "o:4294967296:1\n"
+                                          "p:1:4294967296\n"
+                                          "q:900000:1:1\n"
+                                          "z:100000:65536\n"
+                                          "r:99999999999:1\n"
+                                          "s:900000:abc"),
+                          196608);
+        /* Only malformed lines: as if there were none. */
+        ck_assert_uint_eq(subid_next_free("a:abc:def\nb:900000\n"), 131072);
+}
+END_TEST
+
+START_TEST(test_next_free_top)
+{
+        /* The caller checks that the block fits below 2^32 - 1; the result is only the arithmetic. */
+        ck_assert_uint_eq(subid_next_free("a:4294901760:65536\n"), UINT64_C(4294967296));
+        ck_assert_uint_eq(subid_next_free("a:4294967295:4294967295\n"), UINT64_C(8589934592));
+        ck_assert_uint_eq(subid_next_free("a:4294836224:65536\n"), UINT64_C(4294901760));
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("subid");
@@ -339,6 +451,17 @@ int main(void)
         tc = tcase_create("ranges");
         tcase_add_test(tc, test_uid_in_ranges);
         tcase_add_test(tc, test_parse_then_in_ranges);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("next-free");
+        tcase_add_test(tc, test_next_free_empty);
+        tcase_add_test(tc, test_next_free_one_range);
+        tcase_add_test(tc, test_next_free_several);
+        tcase_add_test(tc, test_next_free_below_floor);
+        tcase_add_test(tc, test_next_free_block_boundary);
+        tcase_add_test(tc, test_next_free_uid_names);
+        tcase_add_test(tc, test_next_free_malformed);
+        tcase_add_test(tc, test_next_free_top);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("load");
