@@ -313,6 +313,25 @@ bool dpkg_query_lists(const char *out, const char *path)
         return false;
 }
 
+static const char *skip_blanks(const char *p, const char *end)
+{
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        return p;
+}
+
+/* Whether the line [line, end) is the header "[sandbox]", blanks and a comment around it allowed. */
+static bool sandbox_header(const char *line, const char *end)
+{
+        static const char header[] = "[sandbox]";
+        const char *p = skip_blanks(line, end);
+
+        if (memmem(p, (size_t)(end - p), header, sizeof(header) - 1) != p)
+                return false;
+        p = skip_blanks(p + sizeof(header) - 1, end);
+        return p == end || *p == '#' || (*p == '\r' && p + 1 == end);
+}
+
 int config_add_runner(const char *text, size_t size, const char *runner, char **ret, size_t *ret_size)
 {
         _cleanup_free_ char *line = NULL;
@@ -324,17 +343,10 @@ int config_add_runner(const char *text, size_t size, const char *runner, char **
                 return -EINVAL;
         for (const char *l = text, *stop = text + size; l < stop && !at;) {
                 const char *nl = memchr(l, '\n', (size_t)(stop - l));
-                const char *end = nl ? nl : stop, *p = l;
+                const char *end = nl ? nl : stop;
 
-                while (p < end && (*p == ' ' || *p == '\t'))
-                        p++;
-                if ((size_t)(end - p) >= 9 && memcmp(p, "[sandbox]", 9) == 0) {
-                        p += 9;
-                        while (p < end && (*p == ' ' || *p == '\t'))
-                                p++;
-                        if (p == end || *p == '#' || (*p == '\r' && p + 1 == end))
-                                at = nl ? nl + 1 : stop;
-                }
+                if (sandbox_header(l, end))
+                        at = nl ? nl + 1 : stop;
                 l = nl ? nl + 1 : stop;
         }
         before = at ? (size_t)(at - text) : size;

@@ -169,6 +169,7 @@ static int open_trusted_parent(const char *path, uid_t dir_owner, char **ret_par
                                 (unsigned)(st.st_mode & 07777));
         *ret_parent = TAKE_PTR(parent);
         *ret_base = base;
+        /* cppcheck-suppress unreadVariable ; TAKE_FD() leaves -EBADF for the cleanup, which reads it */
         *ret_dfd = TAKE_FD(dfd);
         return 0;
 }
