@@ -72,6 +72,7 @@ typedef struct Tools {
         char *squid, *openssl, *rm, *useradd, *systemd_run, *systemctl;
         const char *certgen, *templates, *system_ca, *nologin;
         bool systemd;
+        bool owners_only; /* egress_proxy_check() for setup: write bits are setup's to remove first */
 } Tools;
 
 static void tools_done(Tools *t)
@@ -732,6 +733,12 @@ static int wait_listening(const Tools *t, AjError *reterr)
 
 /* ---- the checks before any change ------------------------------------------------------------------ */
 
+/* Our own files (under the install prefix and /opt): trusted, or with owners_only root's at least. */
+static int check_ours(bool owners_only, const char *path, AjError *reterr)
+{
+        return owners_only ? trusted_path_check_owners(path, reterr) : trusted_path_check(path, reterr);
+}
+
 static int find_tools(Tools *t, AjError *reterr)
 {
         t->systemd = systemd_running();
@@ -749,16 +756,16 @@ static int find_tools(Tools *t, AjError *reterr)
             first_trusted(system_cas, "system certificate bundle", &t->system_ca, reterr) < 0 ||
             first_trusted(nologin_shells, "nologin shell", &t->nologin, reterr) < 0)
                 return -ENOENT;
-        if (trusted_path_check(EGRESS_ACL_PATH, reterr) < 0 ||
-            trusted_path_check(EGRESS_SQUID_DATA_DIR "/squid.conf.in", reterr) < 0 ||
-            trusted_path_check(EGRESS_SQUID_DATA_DIR "/ERR_ACCESS_DENIED", reterr) < 0)
+        if (check_ours(t->owners_only, EGRESS_ACL_PATH, reterr) < 0 ||
+            check_ours(t->owners_only, EGRESS_SQUID_DATA_DIR "/squid.conf.in", reterr) < 0 ||
+            check_ours(t->owners_only, EGRESS_SQUID_DATA_DIR "/ERR_ACCESS_DENIED", reterr) < 0)
                 return -ENOENT;
         return 0;
 }
 
 /* The policy and the threat list the helper will load: root's alone, and valid now, so that squid does
  * not start with a helper that cannot. */
-static int check_policy(const char *path, AjError *reterr)
+static int check_policy(const char *path, bool owners_only, AjError *reterr)
 {
         _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
         _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
@@ -766,7 +773,7 @@ static int check_policy(const char *path, AjError *reterr)
 
         if (access(path, F_OK) < 0)
                 return aj_error(reterr, ENOENT, 0, 0, "there is no egress policy at %s", path);
-        r = trusted_path_check(path, reterr);
+        r = check_ours(owners_only, path, reterr);
         if (r < 0)
                 return r;
         r = egress_policy_load(path, &policy, reterr);
@@ -774,7 +781,7 @@ static int check_policy(const char *path, AjError *reterr)
                 return r;
         if (access(EGRESS_THREATS_PATH, F_OK) < 0)
                 return 0;
-        r = trusted_path_check(EGRESS_THREATS_PATH, reterr);
+        r = check_ours(owners_only, EGRESS_THREATS_PATH, reterr);
         return r < 0 ? r : egress_threats_load(EGRESS_THREATS_PATH, &threats, reterr);
 }
 
@@ -875,16 +882,16 @@ int egress_proxy_stop(bool *ret_stopped, AjError *reterr)
         return 0;
 }
 
-int egress_proxy_check(const char *policy_path, AjError *reterr)
+int egress_proxy_check(const char *policy_path, bool owners_only, AjError *reterr)
 {
-        _cleanup_(tools_done) Tools t = { 0 };
+        _cleanup_(tools_done) Tools t = { .owners_only = owners_only };
         int r;
 
         if (geteuid() != 0)
                 return aj_error(reterr, EPERM, 0, 0, "must run as root");
         r = find_tools(&t, reterr);
         if (r >= 0)
-                r = check_policy(policy_path, reterr);
+                r = check_policy(policy_path, owners_only, reterr);
         if (r >= 0)
                 r = check_fresh(&t, getpwnam(EGRESS_PROXY_USER), reterr);
         return r;
@@ -905,7 +912,7 @@ int egress_proxy_start(bool *ret_changed, AjError *reterr)
         r = find_tools(&t, reterr);
         if (r < 0)
                 return r;
-        r = check_policy(EGRESS_POLICY_PATH, reterr);
+        r = check_policy(EGRESS_POLICY_PATH, false, reterr);
         if (r < 0)
                 return r;
         pw = getpwnam(EGRESS_PROXY_USER);

@@ -28,8 +28,10 @@
 int egress_proxy_start(bool *ret_changed, AjError *reterr);
 
 /* The checks egress_proxy_start() makes before its first change, with the policy at policy_path (setup
- * installs the shipped one later): 0, or -errno with *reterr. Changes nothing. */
-int egress_proxy_check(const char *policy_path, AjError *reterr);
+ * installs the shipped one later): 0, or -errno with *reterr. Changes nothing. With owners_only, our own
+ * files (the ACL helper, squid's template and error page, the policy and the threat list) and the
+ * directories above them need only be root's: setup makes them root's alone before it starts the proxy. */
+int egress_proxy_check(const char *policy_path, bool owners_only, AjError *reterr);
 
 /* Stops the proxy, whichever way it was started, and waits until it is gone. *ret_stopped is false
  * when it was not running. 0, or -errno with *reterr. */

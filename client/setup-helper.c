@@ -12,11 +12,20 @@
 #include <unistd.h>
 
 #include "build-config.h"
+#include "egress-paths.h"
+#include "egress-policy.h"
 #include "macro.h"
 #include "setup.h"
 #include "strv.h"
 
-/* Each path named by HELPER_PATH, the state directory and the fixed PATH, and every ancestor, once. */
+/* What root trusts besides the fixed PATH: the helper, the configuration's directory, and the egress
+ * proxy's decision helper, squid's template, the shipped and the installed policy and the threat list. */
+static const char *const root_files[] = {
+        HELPER_PATH,         SETUP_STATE_DIR,    EGRESS_ACL_PATH,     EGRESS_SQUID_DATA_DIR,
+        SHIPPED_POLICY_PATH, EGRESS_POLICY_PATH, EGRESS_THREATS_PATH,
+};
+
+/* Each of root_files and each directory of the fixed PATH, and every ancestor, once. */
 static int roots_alone_paths(Strv *ret)
 {
         _cleanup_free_ char *search = strdup(SETUP_ROOT_PATH);
@@ -26,9 +35,9 @@ static int roots_alone_paths(Strv *ret)
 
         if (!search)
                 return -ENOMEM;
-        if ((r = strv_push(&bases, strdup(HELPER_PATH))) < 0 ||
-            (r = strv_push(&bases, strdup(SETUP_STATE_DIR))) < 0)
-                goto out;
+        for (size_t i = 0; i < ELEMENTSOF(root_files); i++)
+                if ((r = strv_push(&bases, strdup(root_files[i]))) < 0)
+                        goto out;
         for (char *d = strtok_r(search, ":", &saveptr); d; d = strtok_r(NULL, ":", &saveptr))
                 if ((r = strv_push(&bases, strdup(d))) < 0)
                         goto out;

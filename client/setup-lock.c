@@ -19,6 +19,10 @@
 
 #define MAX_GROUPS 1024
 
+/* sudo 1.9.16 (Debian 13) dies of SIGSEGV with no environment at all; a fixed PATH, nobody's choice,
+ * keeps it alive. The proof requires sudo's own refusal, status 1, so a crash never passes for one. */
+static const char *const sudo_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+
 /* What membership of each group gives, beyond the files the group owns: a service that acts as root for
  * its members. Stopping it takes that from processes that hold the group already (the runner's own job),
  * which leaving the group does not. */
@@ -172,7 +176,7 @@ static int as_runner(const Setup *s, const char *const *cmd, char *line, size_t 
         for (const char *const *c = cmd; *c && n < ELEMENTSOF(argv) - 1; c++)
                 argv[n++] = (char *)*c;
         argv[n] = NULL;
-        status = spawn_wait(argv, NULL, SPAWN_MERGE_STDERR, 4096, &out, &len);
+        status = spawn_wait(argv, (char **)sudo_env, SPAWN_MERGE_STDERR, 4096, &out, &len);
         line[0] = '\0';
         if (out)
                 spawn_first_line(out, len, line, size);
@@ -195,8 +199,14 @@ static int prove_locked(const Setup *s, AjError *reterr)
                                 s->runner_name);
         if (status < 0)
                 return aj_error(reterr, -status, 0, 0, "runuser: %s", strerror(-status));
+        if (status != 1)
+                return aj_error(
+                        reterr, EIO, 0, 0,
+                        "the lock is not proven: as %s, sudo -n true ended with status %d, not sudo's "
+                        "refusal (1)%s%s",
+                        s->runner_name, status, line[0] ? ": " : "", line);
         setup_note("proof: sudo -n true refused (status %d: %s)", status, line);
-        status = spawn_wait(listed, NULL, SPAWN_STDOUT, 0, NULL, NULL);
+        status = spawn_wait(listed, (char **)sudo_env, SPAWN_STDOUT, 0, NULL, NULL);
         if (status != 1)
                 return aj_error(reterr, EPERM, 0, 0,
                                 "the lock did not hold: sudo -l -U %s true says it is allowed (status %d)",

@@ -365,8 +365,9 @@ static int check_proxy(Setup *s, AjError *reterr)
                                 "%s has no nameserver line: with [egress] proxy the proxy's DNS is kept to "
                                 "the literal resolvers named there",
                                 RESOLV_CONF_PATH);
-        return egress_proxy_check(
-                access(EGRESS_POLICY_PATH, F_OK) == 0 ? EGRESS_POLICY_PATH : SHIPPED_POLICY_PATH, reterr);
+        return egress_proxy_check(access(EGRESS_POLICY_PATH, F_OK) == 0 ? EGRESS_POLICY_PATH
+                                                                        : SHIPPED_POLICY_PATH,
+                                  true, reterr);
 }
 
 static int check_helper(Setup *s, AjError *reterr)
@@ -402,8 +403,8 @@ static int check_helper(Setup *s, AjError *reterr)
  * roots_alone_check() found it root's.) */
 static int check_write_targets(const Setup *s, AjError *reterr)
 {
-        const char *const paths[] = { SUDOERS_PATH,     ENVIRONMENT_PATH, SUBUID_PATH, SUBGID_PATH,
-                                      "/etc/cron.deny", "/etc/at.deny",   HELPER_PATH, EGRESS_POLICY_PATH };
+        const char *const paths[] = { SUDOERS_PATH,     ENVIRONMENT_PATH, SUBUID_PATH,       SUBGID_PATH,
+                                      "/etc/cron.deny", "/etc/at.deny",   EGRESS_POLICY_PATH };
         struct stat st;
         int r;
 

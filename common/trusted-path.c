@@ -18,7 +18,7 @@
 
 /* The rule for one inode: root's, nobody else may write (the group only if it is root's group). An access
  * ACL could grant write to anyone the mode does not show, so an inode that has one is refused. */
-static int check_owner_mode(const char *what, const struct stat *st, AjError *reterr)
+static int check_owner_mode(const char *what, const struct stat *st, bool owners_only, AjError *reterr)
 {
         if (lgetxattr(what, "system.posix_acl_access", NULL, 0) >= 0)
                 return aj_error(reterr, EPERM, 0, 0, "%s has an access ACL", what);
@@ -27,6 +27,8 @@ static int check_owner_mode(const char *what, const struct stat *st, AjError *re
         if (st->st_uid != 0)
                 return aj_error(reterr, EPERM, 0, 0, "%s is owned by uid %u, not root", what,
                                 (unsigned)st->st_uid);
+        if (owners_only)
+                return 0;
         if (st->st_mode & S_IWOTH)
                 return aj_error(reterr, EPERM, 0, 0, "%s is writable by others (mode %04o)", what,
                                 (unsigned)(st->st_mode & 07777));
@@ -49,7 +51,7 @@ static int prepend(char *rest, size_t restsz, const char *link)
         return 0;
 }
 
-int trusted_path_check(const char *path, AjError *reterr)
+static int check_path(const char *path, bool owners_only, AjError *reterr)
 {
         char done[PATH_MAX] = ""; /* what is resolved and checked so far; "" is "/" */
         char rest[2 * PATH_MAX];  /* what remains, components separated by '/' */
@@ -66,7 +68,7 @@ int trusted_path_check(const char *path, AjError *reterr)
                 return aj_error(reterr, ENAMETOOLONG, 0, 0, "%s: path too long", path);
         if (stat("/", &st) < 0)
                 return aj_error(reterr, errno, 0, 0, "/: %s", strerror(errno));
-        r = check_owner_mode("/", &st, reterr);
+        r = check_owner_mode("/", &st, owners_only, reterr);
         if (r < 0)
                 return r;
         strcpy(rest, path + 1);
@@ -119,7 +121,7 @@ int trusted_path_check(const char *path, AjError *reterr)
                         continue;
                 }
 
-                r = check_owner_mode(next, &st, reterr);
+                r = check_owner_mode(next, &st, owners_only, reterr);
                 if (r < 0)
                         return r;
                 /* More to come, or a path that ends in '/': this must be a directory. */
@@ -128,6 +130,16 @@ int trusted_path_check(const char *path, AjError *reterr)
                 strcpy(done, next);
         }
         return 0;
+}
+
+int trusted_path_check(const char *path, AjError *reterr)
+{
+        return check_path(path, false, reterr);
+}
+
+int trusted_path_check_owners(const char *path, AjError *reterr)
+{
+        return check_path(path, true, reterr);
 }
 
 int trusted_search_path_check(const char *search_path, AjError *reterr)

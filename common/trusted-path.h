@@ -13,6 +13,10 @@
  * what is wrong with it. */
 int trusted_path_check(const char *path, AjError *reterr);
 
+/* The same walk, with ownership (and no access ACL) checked but not write bits: for setup's preflight,
+ * about paths whose group and other write it removes before it relies on them. */
+int trusted_path_check_owners(const char *path, AjError *reterr);
+
 /* Looks a program up on the given ':'-separated list of absolute directories (first regular file with an
  * execute bit wins), then trusted_path_check()s it. *ret_path is the directory joined with name. */
 int trusted_program_find(const char *search_path, const char *name, char **ret_path, AjError *reterr);
