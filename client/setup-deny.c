@@ -28,6 +28,7 @@ int sudoers_d_check(AjError *reterr)
 {
         const char *ours = strrchr(SUDOERS_PATH, '/') + 1;
         _cleanup_free_ char *text = NULL;
+        unsigned line;
         DIR *d;
         int r;
 
@@ -37,6 +38,12 @@ int sudoers_d_check(AjError *reterr)
         if (!sudoers_includes_dir(text, SUDOERS_DIR))
                 return aj_error(reterr, ENOENT, 0, 0, "%s does not include %s, where the sudo rule goes",
                                 SUDOERS_MAIN, SUDOERS_DIR);
+        line = sudoers_rule_after_dir(text, SUDOERS_DIR);
+        if (line > 0)
+                return aj_error(reterr, EPERM, 0, 0,
+                                "%s line %u comes after its include of %s, so sudo would apply it after the "
+                                "sandbox's rules",
+                                SUDOERS_MAIN, line, SUDOERS_DIR);
         d = opendir(SUDOERS_DIR);
         if (!d)
                 return aj_error(reterr, errno, 0, 0, "%s: %s", SUDOERS_DIR, strerror(errno));

@@ -14,6 +14,7 @@
 
 #include "build-config.h"
 #include "macro.h"
+#include "read-file.h"
 #include "setup.h"
 #include "spawn.h"
 
@@ -240,6 +241,31 @@ static int prove(const Setup *s, bool locked, AjError *reterr)
         return 0;
 }
 
+/* sudo may read rules from elsewhere (sss, ldap) where nsswitch.conf says so: setup cannot see them, so
+ * it says so, and the proof is what stands for them. */
+static void note_other_sudoers_sources(void)
+{
+        _cleanup_free_ char *text = NULL;
+
+        if (read_regular_nofollow(AT_FDCWD, "/etc/nsswitch.conf", 1024 * 1024, &text, NULL) < 0)
+                return;
+        for (const char *line = text; *line;) {
+                const char *end = strchrnul(line, '\n'), *p = line + strspn(line, " \t");
+
+                if (strncmp(p, "sudoers:", 8) == 0) {
+                        int n = (int)(end - p - 8);
+
+                        if (strstr(p + 8, "files") != NULL && (size_t)n == strspn(p + 8, " \tfiles"))
+                                return;
+                        setup_note("/etc/nsswitch.conf: sudoers:%.*s: rules from those sources are not seen "
+                                   "by setup; the proof below stands for them",
+                                   n > 120 ? 120 : n, p + 8);
+                        return;
+                }
+                line = *end ? end + 1 : end;
+        }
+}
+
 int stage_lock(Setup *s, AjError *reterr)
 {
         int r;
@@ -248,6 +274,7 @@ int stage_lock(Setup *s, AjError *reterr)
                 setup_note("runner keeps its sudo rights (lock-runner = false)");
                 return prove(s, false, reterr);
         }
+        note_other_sudoers_sources();
         if ((r = setup_write_rules(s, true, reterr)) < 0 || (r = leave_root_groups(s, reterr)) < 0 ||
             (r = lock_root_password(s, reterr)) < 0)
                 return r;

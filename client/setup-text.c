@@ -367,3 +367,31 @@ int config_add_runner(const char *text, size_t size, const char *runner, char **
         *ret_size = size + n;
         return 0;
 }
+
+unsigned sudoers_rule_after_dir(const char *text, const char *dir)
+{
+        bool seen = false, continued = false;
+        unsigned number = 0;
+
+        for (const char *line = text; *line;) {
+                const char *end = strchrnul(line, '\n'), *p = line + strspn(line, " \t"), *last = end;
+                bool was_continued = continued;
+
+                number++;
+                while (last > p && (last[-1] == ' ' || last[-1] == '\t' || last[-1] == '\r'))
+                        last--;
+                continued = last > p && last[-1] == '\\';
+                if (!seen) {
+                        size_t n = (size_t)(end - line);
+                        _cleanup_free_ char *one = strndup(line, n);
+
+                        if (!one)
+                                return number; /* out of memory: say there is one, fail closed */
+                        seen = sudoers_includes_dir(one, dir);
+                } else if (!was_continued && p != end && *p != '\r' &&
+                           !(*p == '#' && strncmp(p, "#include", 8) != 0) && strncmp(p, "Defaults", 8) != 0)
+                        return number;
+                line = *end ? end + 1 : end;
+        }
+        return 0;
+}

@@ -76,3 +76,9 @@ bool dpkg_query_lists(const char *out, const char *path);
  * The caller parses the result to be sure. *ret is NUL-terminated, its length in *ret_size. -EINVAL for
  * a runner name that is not valid (user_name_valid()); -ENOMEM. */
 int config_add_runner(const char *text, size_t size, const char *runner, char **ret, size_t *ret_size);
+
+/* The number of the first line of sudoers text after its include of dir (sudoers_includes_dir()) that
+ * is neither blank, a comment nor a Defaults entry (or a continuation of one): a user specification or
+ * an include there is read after every drop-in, so its rules would win over setup's. 0 when there is
+ * none (or no include). */
+unsigned sudoers_rule_after_dir(const char *text, const char *dir);

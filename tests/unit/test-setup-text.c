@@ -524,6 +524,37 @@ START_TEST(test_sudoers_includes_dir_asked)
 }
 END_TEST
 
+static const struct {
+        const char *text;
+        unsigned line;
+} after_cases[] = {
+        { DEBIAN_SUDOERS, 0 },
+        { "@includedir /etc/sudoers.d\n", 0 },
+        { "root ALL=(ALL) ALL\n@includedir /etc/sudoers.d\n", 0 },
+        { "@includedir /etc/sudoers.d\n\n# a comment\n\t\n", 0 },
+        { "@includedir /etc/sudoers.d\nDefaults env_reset\nDefaults:runner !lecture\n", 0 },
+        { "@includedir /etc/sudoers.d\nDefaults secure_path=\"/bin:\\\n  /usr/bin\"\n", 0 },
+        { "@includedir /etc/sudoers.d\nrunner ALL=(ALL) NOPASSWD: ALL\n", 2 },
+        { "@includedir /etc/sudoers.d\n\n%sudo ALL=(ALL:ALL) ALL", 3 },
+        { "#includedir /etc/sudoers.d\n  runner ALL=(ALL) ALL\n", 2 },
+        { "@includedir /etc/sudoers.d\n@include /etc/sudoers.late\n", 2 },
+        { "@includedir /etc/sudoers.d\n#include /etc/sudoers.late\n", 2 },
+        { "@includedir /etc/sudoers.d\nCmnd_Alias X = /bin/true\n", 2 },
+        /* No include: nothing is after it (sudoers_d_check() refuses that on its own). */
+        { "runner ALL=(ALL) ALL\n", 0 },
+        { "", 0 },
+};
+
+START_TEST(test_sudoers_rule_after_dir)
+{
+        const __typeof__(after_cases[0]) *c = &after_cases[_i];
+
+        ck_assert_msg(sudoers_rule_after_dir(c->text, "/etc/sudoers.d") == c->line,
+                      "case %d: got line %u, not %u", _i, sudoers_rule_after_dir(c->text, "/etc/sudoers.d"),
+                      c->line);
+}
+END_TEST
+
 START_TEST(test_package_query_literal)
 {
         static const char *const literal[] = {
@@ -842,6 +873,7 @@ static Suite *setup_text_suite(void)
         tcase_add_unchecked_fixture(system, include_dirs_setup, include_dirs_teardown);
         tcase_add_loop_test(system, test_sudoers_includes_dir, 0, (int)ELEMENTSOF(include_cases));
         tcase_add_test(system, test_sudoers_includes_dir_asked);
+        tcase_add_loop_test(system, test_sudoers_rule_after_dir, 0, (int)ELEMENTSOF(after_cases));
         tcase_add_test(system, test_package_query_literal);
         tcase_add_loop_test(system, test_dpkg_query_lists, 0, (int)ELEMENTSOF(dpkg_cases));
         suite_add_tcase(s, system);
