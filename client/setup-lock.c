@@ -254,12 +254,24 @@ static void note_other_sudoers_sources(void)
 
                 if (strncmp(p, "sudoers:", 8) == 0) {
                         int n = (int)(end - p - 8);
+                        bool others = false;
 
-                        if (strstr(p + 8, "files") != NULL && (size_t)n == strspn(p + 8, " \tfiles"))
-                                return;
-                        setup_note("/etc/nsswitch.conf: sudoers:%.*s: rules from those sources are not seen "
-                                   "by setup; the proof below stands for them",
-                                   n > 120 ? 120 : n, p + 8);
+                        for (const char *w = p + 8; w < end;) {
+                                size_t len;
+
+                                w += strspn(w, " \t");
+                                len = strcspn(w, " \t\n");
+                                if (len > 0 && !(len == 5 && strncmp(w, "files", 5) == 0) && w[0] != '#')
+                                        others = true;
+                                if (w[0] == '#')
+                                        break;
+                                w += len;
+                        }
+                        if (others)
+                                setup_note(
+                                        "/etc/nsswitch.conf: sudoers:%.*s: rules from those sources are not "
+                                        "seen by setup; the proof below stands for them",
+                                        n > 120 ? 120 : n, p + 8);
                         return;
                 }
                 line = *end ? end + 1 : end;
