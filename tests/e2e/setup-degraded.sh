@@ -13,11 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$here/../integration/lib.sh"
 
-if [ ! -d /run/systemd/system ] || [ "$(id -u)" -ne 0 ]; then
-        echo "Bail out! needs root in a disposable test host (bash tests/host/run ... tests/e2e/setup-degraded.sh)"
-        trap - EXIT
-        exit 1
-fi
+require_test_host tests/e2e/setup-degraded.sh
 build=${AJH_BUILD:-/build}
 CLIENT=/usr/local/bin/agentic-job
 RUNNER=runner

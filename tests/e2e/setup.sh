@@ -19,12 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$here/../integration/lib.sh"
 
-# Only in a disposable test host: setup changes the machine for good.
-if [ ! -d /run/systemd/system ] || [ "$(id -u)" -ne 0 ] || [ -z "${AJH_ID:-}" ]; then
-        echo "Bail out! needs root in a disposable test host (bash tests/host/run ... tests/e2e/setup.sh)"
-        trap - EXIT
-        exit 1
-fi
+require_test_host tests/e2e/setup.sh
 build=$(cd "${1:-${AJH_BUILD:-/build}}" && pwd)
 
 CLIENT=/usr/local/bin/agentic-job

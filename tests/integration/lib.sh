@@ -41,6 +41,16 @@ expect_absent() {
         if [ -e "$2" ] || [ -L "$2" ]; then fail "$1: $2 exists"; else pass "$1"; fi
 }
 
+# require_test_host SCRIPT: stop unless this is root in a disposable test host (tests/host/run sets
+# AJH_ID, and systemd runs there): what follows changes the machine for good.
+require_test_host() {
+        if [ ! -d /run/systemd/system ] || [ "$(id -u)" -ne 0 ] || [ -z "${AJH_ID:-}" ]; then
+                echo "Bail out! needs root in a disposable test host (bash tests/host/run ... $1)"
+                trap - EXIT
+                exit 1
+        fi
+}
+
 # Cleanups run in reverse order of registration, whatever happened.
 on_exit() {
         cleanup_stack+=("$*")
