@@ -69,6 +69,12 @@ done
 
 useradd --create-home --shell /bin/bash "$RUNNER"
 if getent group sudo >/dev/null; then usermod --append --groups sudo "$RUNNER"; fi
+# Root by other names, which the lock takes away: group docker with its service running (a stand-in
+# that only sleeps), and root with an empty password (su would let anyone in).
+groupadd docker
+usermod --append --groups docker "$RUNNER"
+systemd-run --quiet --unit=docker.service --service-type=exec sleep 1000
+passwd -d root >/dev/null
 printf '%s ALL=(ALL) NOPASSWD: ALL\n' "$RUNNER" >/etc/sudoers.d/runner
 chmod 0440 /etc/sudoers.d/runner
 visudo -c -q -f /etc/sudoers.d/runner || fail "the runner's own sudo rule does not pass visudo -c"
@@ -107,6 +113,8 @@ printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.co
 cp -a /etc/resolv.conf "$work/resolv.conf.saved"
 
 expect_eq "the service to stop runs" "active" "$(systemctl is-active "$DUMMY")"
+expect_eq "control: docker.service runs" "active" "$(systemctl is-active docker.service)"
+expect_eq "control: root's password is empty" "NP" "$(passwd -S root | cut -d' ' -f2)"
 runuser -u "$RUNNER" -- sudo -n true 2>/dev/null
 expect_eq "control: before setup the runner has sudo for everything" 0 "$?"
 runuser -u nobody -- cat "$RUNNER_HOME/secret" >/dev/null 2>&1
@@ -707,8 +715,12 @@ out=$(runuser -u "$RUNNER" -- sudo -n "$HELPER" helper ping 2>&1)
 expect_eq "as the runner, sudo -n $HELPER helper ping succeeds" "0" "$?${out:+: $out}"
 if out=$(runuser -u "$SANDBOX" -- sudo -n true 2>&1); then fail "as the sandbox user, sudo -n true succeeds"; else pass "as the sandbox user, sudo -n true fails ($out)"; fi
 if runuser -u "$SANDBOX" -- sudo -n "$HELPER" helper ping >/dev/null 2>&1; then fail "as the sandbox user, sudo helper ping succeeds"; else pass "as the sandbox user, the helper is refused too"; fi
-root_pw=$(passwd -S root | cut -d' ' -f2)
-if [ "$root_pw" != NP ]; then pass "root has no empty password (passwd -S: $root_pw)"; else fail "root's password is empty"; fi
+expect_eq "root's empty password is locked (passwd -S)" "L" "$(passwd -S root | cut -d' ' -f2)"
+expect_contains "setup says so" "  passwd --lock root" "$(stage_lines lock)"
+expect_contains "the runner left group docker, and setup says so" "  gpasswd --delete $RUNNER docker" "$(stage_lines lock)"
+expect_contains "and group sudo" "  gpasswd --delete $RUNNER sudo" "$(stage_lines lock)"
+expect_contains "docker's service was stopped, and setup says so" "  systemctl stop docker.service" "$(stage_lines lock)"
+expect_eq "docker.service no longer runs" "inactive" "$(systemctl is-active docker.service)"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# a second setup"
