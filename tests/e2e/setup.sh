@@ -635,6 +635,19 @@ if [ -d "$POLKIT_DIR" ]; then
         expect_contains "$POLKIT: refuses" "polkit.Result.NO" "$polkit_text"
         expect_contains "$POLKIT: names the sandbox user" "\"$SANDBOX\"" "$polkit_text"
         expect_contains "$POLKIT: names the runner (lock)" "\"$RUNNER\"" "$polkit_text"
+        # polkit itself decides: two actions logind grants anyone (implicit any: yes), asked by a process
+        # of each user. Another user keeps them: the control that the rule, not polkit's defaults, refuses.
+        for action in org.freedesktop.login1.inhibit-block-idle org.freedesktop.login1.set-self-linger; do
+                for u in "$SANDBOX" "$RUNNER" nobody; do
+                        runuser -u "$u" -- sh -c "pkcheck --action-id $action --process \$\$" >/dev/null 2>&1
+                        got=$?
+                        if [ "$u" = nobody ]; then
+                                expect_eq "polkit: $action still granted to nobody (control)" 0 "$got"
+                        else
+                                expect_eq "polkit: $action refused to $u (pkcheck: not authorized)" 1 "$got"
+                        fi
+                done
+        done
 else
         expect_absent "no $POLKIT_DIR: no polkit rule" "$POLKIT"
 fi
