@@ -51,18 +51,9 @@ int stage_config(Setup *s, AjError *reterr)
 static int stop_units(const Setup *s, const char *const *units, AjError *reterr)
 {
         for (const char *const *u = units; *u; u++) {
-                char *show[] = { s->tools.systemctl,
-                                 (char *)"show",
-                                 (char *)"--property=LoadState",
-                                 (char *)"--value",
-                                 (char *)"--",
-                                 (char *)*u,
-                                 NULL };
                 char *stop[] = { s->tools.systemctl, (char *)"stop", (char *)"--", (char *)*u, NULL };
-                _cleanup_free_ char *out = NULL;
-                int status = spawn_wait(show, NULL, SPAWN_STDOUT, 256, &out, NULL);
 
-                if (status != 0 || strncmp(out, "not-found", 9) == 0)
+                if (setup_unit_exists(s, *u) <= 0)
                         continue;
                 setup_change(s, "systemctl stop %s", *u);
                 if (!s->dry_run && setup_run(stop, "stopping a root-equivalent group's service", reterr) < 0)

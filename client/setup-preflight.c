@@ -288,9 +288,11 @@ static int check_private_dirs(Setup *s, AjError *reterr)
         for (char **d = s->config->private_dirs; d && *d; d++) {
                 struct stat st;
 
-                if (lstat(*d, &st) < 0 && errno == ENOENT)
+                int missing = lstat(*d, &st) < 0;
+
+                if (missing && errno == ENOENT)
                         continue;
-                if (lstat(*d, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                if (missing || !S_ISDIR(st.st_mode)) {
                         strv_clear(&present);
                         return aj_error(reterr, ENOTDIR, 0, 0,
                                         "[sandbox] private-dirs: %s is not a directory (or is a link)", *d);
@@ -303,7 +305,7 @@ static int check_private_dirs(Setup *s, AjError *reterr)
         return 0;
 }
 
-/* systemctl show's LoadState: a unit systemd cannot find is not there to stop. */
+/* A unit systemd cannot find is not there to stop. */
 static int check_services(Setup *s, AjError *reterr)
 {
         Strv present = { 0 };
@@ -312,22 +314,13 @@ static int check_services(Setup *s, AjError *reterr)
                 return aj_error(reterr, ENOTSUP, 0, 0,
                                 "[sandbox] stop-services names units, and systemd is not running here");
         for (char **u = s->config->stop_services; u && *u; u++) {
-                char *argv[] = { s->tools.systemctl,
-                                 (char *)"show",
-                                 (char *)"--property=LoadState",
-                                 (char *)"--value",
-                                 (char *)"--",
-                                 *u,
-                                 NULL };
-                _cleanup_free_ char *out = NULL;
-                int status = spawn_wait(argv, NULL, SPAWN_STDOUT, 256, &out, NULL);
+                int r = setup_unit_exists(s, *u);
 
-                if (status != 0) {
+                if (r < 0) {
                         strv_clear(&present);
-                        return aj_error(reterr, EIO, 0, 0, "systemctl show %s failed (status %d)", *u,
-                                        status);
+                        return aj_error(reterr, EIO, 0, 0, "systemctl show %s failed", *u);
                 }
-                if (strncmp(out, "not-found", 9) == 0)
+                if (r == 0)
                         continue;
                 if (strv_push(&present, strdup(*u)) < 0)
                         return -ENOMEM;
@@ -441,16 +434,9 @@ int setup_preflight(Setup *s, AjError *reterr)
 
         if (geteuid() != 0)
                 return aj_error(reterr, EPERM, 0, 0, "must run as root");
-        r = read_file_for_parse(s->config_path, CONFIG_MAX_SIZE, &s->config_text, &s->config_size, reterr);
+        r = config_load_data(s->config_path, &s->config, &s->config_text, &s->config_size, reterr);
         if (r < 0)
                 return r;
-        {
-                AjError inner = { 0 };
-
-                r = config_parse(s->config_text, s->config_size, &s->config, &inner);
-                if (r < 0)
-                        return aj_error_in_file(reterr, r, s->config_path, &inner);
-        }
         if (lstat(SETUP_STATE_DIR, &st) == 0 || errno != ENOENT)
                 return aj_error(reterr, EEXIST, 0, 0, "%s exists: setup ran on this machine before",
                                 SETUP_STATE_DIR);

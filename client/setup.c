@@ -79,6 +79,23 @@ int setup_run(char *const *argv, const char *what, AjError *reterr)
                         line[0] ? ": " : "", line);
 }
 
+int setup_unit_exists(const Setup *s, const char *unit)
+{
+        char *argv[] = { s->tools.systemctl,
+                         (char *)"show",
+                         (char *)"--property=LoadState",
+                         (char *)"--value",
+                         (char *)"--",
+                         (char *)unit,
+                         NULL };
+        _cleanup_free_ char *out = NULL;
+        int status = spawn_wait(argv, NULL, SPAWN_STDOUT, 256, &out, NULL);
+
+        if (status != 0)
+                return -EIO;
+        return strncmp(out, "not-found", 9) != 0;
+}
+
 int setup_write_file_in(const Setup *s, const char *path, uid_t dir_owner, const void *data, size_t size,
                         mode_t mode, uid_t uid, gid_t gid, char *const *validator, const char *why,
                         AjError *reterr)

@@ -71,6 +71,10 @@ void setup_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * its output (standard output and error) in *reterr, prefixed with what. */
 int setup_run(char *const *argv, const char *what, AjError *reterr);
 
+/* Whether systemd knows unit (systemctl show's LoadState is not "not-found"): 1 or 0, or -EIO when
+ * systemctl failed. Where systemd runs only. */
+int setup_unit_exists(const Setup *s, const char *unit);
+
 /* Writes a root-owned file through root_file_write(), or in a dry run says it would. setup_write_file_in()
  * also trusts dir_owner with the file's directory (root_file_write_in()). */
 int setup_write_file_in(const Setup *s, const char *path, uid_t dir_owner, const void *data, size_t size,

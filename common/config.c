@@ -728,7 +728,8 @@ int config_parse(const char *data, size_t size, Config **ret_config, AjError *re
         return 0;
 }
 
-int config_load(const char *path, Config **ret_config, AjError *reterr)
+int config_load_data(const char *path, Config **ret_config, char **ret_data, size_t *ret_size,
+                     AjError *reterr)
 {
         _cleanup_free_ char *data = NULL;
         AjError inner = {};
@@ -742,5 +743,16 @@ int config_load(const char *path, Config **ret_config, AjError *reterr)
         if (r < 0)
                 return r;
         r = config_parse(data, size, ret_config, &inner);
-        return r < 0 ? aj_error_in_file(reterr, r, path, &inner) : 0;
+        if (r < 0)
+                return aj_error_in_file(reterr, r, path, &inner);
+        if (ret_data)
+                *ret_data = TAKE_PTR(data);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int config_load(const char *path, Config **ret_config, AjError *reterr)
+{
+        return config_load_data(path, ret_config, NULL, NULL, reterr);
 }

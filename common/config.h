@@ -43,6 +43,11 @@ int config_parse(const char *data, size_t size, Config **ret_config, AjError *re
  * trusted (trusted_path_check()) before calling this. */
 int config_load(const char *path, Config **ret_config, AjError *reterr);
 
+/* config_load(), also handing over the file's bytes (NUL-terminated, size bytes): setup installs exactly
+ * what it checked. ret_data and ret_size may be NULL. */
+int config_load_data(const char *path, Config **ret_config, char **ret_data, size_t *ret_size,
+                     AjError *reterr);
+
 void config_free(Config *c);
 static inline void config_freep(Config **c)
 {
