@@ -24,6 +24,9 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_NAME "bench-decide"
+#define BENCH_SEED 0x2545f4914f6cdd1dULL /* the same names and requests in every run */
+#include "bench.h"
 #include "egress-policy.h"
 #include "macro.h"
 #include "read-file.h"
@@ -76,18 +79,6 @@ static size_t pool_n, pool_allocated;
 
 static volatile unsigned sink;
 
-_noreturn_ _printf_(1, 2) static void die(const char *fmt, ...)
-{
-        va_list ap;
-
-        fputs("bench-decide: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        exit(EXIT_FAILURE);
-}
-
 _printf_(1, 2) static char *str(const char *fmt, ...)
 {
         va_list ap;
@@ -119,17 +110,6 @@ static void pool_free(void)
         free(pool);
         pool = NULL;
         pool_n = pool_allocated = 0;
-}
-
-/* xorshift64*: the same names and requests in every run. */
-static uint64_t rng = 0x2545f4914f6cdd1dULL;
-
-static unsigned pick(unsigned n)
-{
-        rng ^= rng >> 12;
-        rng ^= rng << 25;
-        rng ^= rng >> 27;
-        return (unsigned)((rng * 0x2545f4914f6cdd1dULL) >> 33) % n;
 }
 
 #define LABEL_MAX 16
@@ -435,15 +415,6 @@ static void check_requests(const EgressPolicy *shipped, const EgressPolicy *exte
 }
 
 /* ---- Timing ---- */
-
-static double now_ns(void)
-{
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
-                die("clock_gettime: %s", strerror(errno));
-        return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* Decisions per second over set, for at least round_ns. */
 static double measure(const EgressPolicy *policy, const EgressThreats *threats, const EgressRequest *set,

@@ -31,6 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_NAME "bench-walk"
+#define BENCH_SEED 0x9e3779b97f4a7c15ULL /* the same tree in every run */
+#include "bench.h"
 #include "harden-walk.h"
 #include "macro.h"
 
@@ -38,29 +41,6 @@
 #define MIDDLE 10
 #define LEAVES 100 /* per middle directory: 10,000 leaf directories */
 #define FILES  19  /* per leaf directory: 190,000 files and links */
-
-_noreturn_ _printf_(1, 2) static void die(const char *fmt, ...)
-{
-        va_list ap;
-
-        fputs("bench-walk: ", stderr);
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fputc('\n', stderr);
-        exit(EXIT_FAILURE);
-}
-
-/* xorshift64*: the same tree in every run. */
-static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static unsigned pick(unsigned n)
-{
-        rng ^= rng >> 12;
-        rng ^= rng << 25;
-        rng ^= rng >> 27;
-        return (unsigned)((rng * 0x2545f4914f6cdd1dULL) >> 33) % n;
-}
 
 static int make_dir(int parent, const char *name, mode_t mode)
 {
@@ -153,35 +133,27 @@ static int on_event(HardenWalkEvent event, const char *path, const struct stat *
         return 0;
 }
 
-static double now(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* threads 0: one per CPU, as setup runs it. */
 static double run_walk(const char *tree, FILE *out, unsigned threads)
 {
         HardenWalkOptions o = { .dry_run = true, .threads = threads, .callback = on_event, .userdata = out };
         HardenWalkStats s;
-        double t0 = now(), t1;
+        double t0 = now_ns(), t1;
         int r;
 
         r = harden_walk(tree, &o, &s);
         if (fflush(out) != 0)
                 die("write: %m");
-        t1 = now();
+        t1 = now_ns();
         if (r < 0)
                 die("walk: %s", strerror(-r));
-        return t1 - t0;
+        return (t1 - t0) / 1e9;
 }
 
 /* find with its standard output on fd. */
 static double run_find(const char *tree, int fd)
 {
-        double t0 = now(), t1;
+        double t0 = now_ns(), t1;
         int status;
         pid_t pid;
 
@@ -198,10 +170,10 @@ static double run_find(const char *tree, int fd)
         }
         if (waitpid(pid, &status, 0) < 0)
                 die("waitpid: %m");
-        t1 = now();
+        t1 = now_ns();
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 die("find failed (status %d)", status);
-        return t1 - t0;
+        return (t1 - t0) / 1e9;
 }
 
 static int cmp_str(const void *a, const void *b)
