@@ -109,7 +109,10 @@ static int kill_as(uid_t u)
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 }
 
-static void bus_call(const Libsystemd *sd, sd_bus *bus, const char *dest, const char *path,
+/* Calls method; a failure is audited, except gone_errno (0: none), which says the call found nothing left
+ * to do: KillUnit fails with ENODEV when the slice's last processes end, and its cgroup goes, while it is
+ * signalling them. */
+static void bus_call(const Libsystemd *sd, sd_bus *bus, int gone_errno, const char *dest, const char *path,
                      const char *iface, const char *method, const char *types, ...)
 {
         sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -127,7 +130,9 @@ static void bus_call(const Libsystemd *sd, sd_bus *bus, const char *dest, const 
         if (r >= 0)
                 r = sd->bus_call(bus, m, 10 * 1000 * 1000, &error, &reply);
         /* A user with no session, slice or linger is already where we want it; the loop below verifies. */
-        if (r < 0)
+        if (r < 0 && gone_errno != 0 && r == -gone_errno)
+                audit(LOG_INFO, "%s found nothing left to do (%s)", method, strerror(-r));
+        else if (r < 0)
                 audit(LOG_NOTICE, "%s: %s", method, error.message ? error.message : strerror(-r));
         sd->bus_error_free(&error);
         sd->bus_message_unref(m);
@@ -148,11 +153,11 @@ static void stop_systemd_user(uid_t uid)
                 return;
         }
         (void)snprintf(slice, sizeof(slice), "user-%u.slice", (unsigned)uid);
-        bus_call(sd, bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+        bus_call(sd, bus, 0, "org.freedesktop.login1", "/org/freedesktop/login1",
                  "org.freedesktop.login1.Manager", "SetUserLinger", "ubb", (uint32_t)uid, 0, 0);
-        bus_call(sd, bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+        bus_call(sd, bus, ENODEV, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                  "org.freedesktop.systemd1.Manager", "KillUnit", "ssi", slice, "all", SIGKILL);
-        bus_call(sd, bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+        bus_call(sd, bus, 0, "org.freedesktop.login1", "/org/freedesktop/login1",
                  "org.freedesktop.login1.Manager", "TerminateUser", "u", (uint32_t)uid);
         sd->bus_flush_close_unref(bus);
 }
