@@ -16,6 +16,7 @@
 #include "read-file.h"
 
 #include <limits.h>
+#include <stdbool.h>
 
 /* mountinfo escapes space, tab, newline and backslash as three octal digits. */
 static char *unescape(const char *s, size_t len)
@@ -119,18 +120,44 @@ int cgroup_enter_create(char **ret_path, int *ret_fd)
         }
 }
 
-static void for_each_enter_cgroup(int kill)
+/* Whether the cgroup dir_fd/name holds a process: "populated 1" in its cgroup.events. */
+static int cgroup_populated(int dir_fd, const char *name)
+{
+        _cleanup_free_ char *text = NULL;
+        char file[NAME_MAX + 16];
+        int r;
+
+        (void)snprintf(file, sizeof(file), "%s/cgroup.events", name);
+        r = read_regular_nofollow(dir_fd, file, 4096, &text, NULL);
+        if (r == -ENOENT)
+                return 0; /* removed while we looked */
+        if (r < 0)
+                return r;
+        if (strncmp(text, "populated ", 10) != 0 && !strstr(text, "\npopulated "))
+                return -EBADMSG;
+        return strstr(text, "populated 1") != NULL;
+}
+
+/* Every enter cgroup: kill (a write to cgroup.kill, then counts the populated ones), or remove. */
+static int for_each_enter_cgroup(bool kill, unsigned *ret_populated)
 {
         _cleanup_free_ char *mount = NULL, *parent = NULL;
         struct dirent *de;
+        unsigned populated = 0;
         DIR *d;
+        int r = 0;
 
-        if (cgroup2_mount_find(&mount) < 0 || asprintf(&parent, "%s/%s", mount, CGROUP_ENTER_PARENT) < 0)
-                return;
+        r = cgroup2_mount_find(&mount);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (asprintf(&parent, "%s/%s", mount, CGROUP_ENTER_PARENT) < 0)
+                return -ENOMEM;
         d = opendir(parent);
         if (!d)
-                return;
-        while ((de = readdir(d))) {
+                return errno == ENOENT ? 0 : -errno;
+        while ((errno = 0, de = readdir(d))) {
                 char file[NAME_MAX + 16];
                 int fd;
 
@@ -146,16 +173,27 @@ static void for_each_enter_cgroup(int kill)
                         (void)!write(fd, "1", 1);
                         close(fd);
                 }
+                r = cgroup_populated(dirfd(d), de->d_name);
+                if (r < 0)
+                        break;
+                populated += (unsigned)r;
+                r = 0;
         }
+        if (r >= 0 && errno != 0)
+                r = -errno;
         closedir(d);
+        if (r >= 0 && ret_populated)
+                *ret_populated = populated;
+        return r < 0 ? r : 0;
 }
 
-void cgroup_enter_kill_all(void)
+int cgroup_enter_kill_all(unsigned *ret_populated)
 {
-        for_each_enter_cgroup(1);
+        *ret_populated = 0;
+        return for_each_enter_cgroup(true, ret_populated);
 }
 
 void cgroup_enter_remove_all(void)
 {
-        for_each_enter_cgroup(0);
+        (void)for_each_enter_cgroup(false, NULL);
 }

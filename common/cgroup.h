@@ -19,7 +19,11 @@ int cgroup2_mount_find(char **ret_path);
  * mount. */
 int cgroup_enter_create(char **ret_path, int *ret_fd);
 
-/* Every enter cgroup: kill all its processes in one write to cgroup.kill (Linux 5.14), or remove it (an
- * empty one only: the kernel refuses the rest). Best effort: the caller verifies by other means. */
-void cgroup_enter_kill_all(void);
+/* Every enter cgroup: all its processes killed in one write to cgroup.kill (Linux 5.14), and the number
+ * of them that still hold a process (cgroup.events says "populated 1": a process is still being killed,
+ * or the write could not be made) in *ret_populated. 0 with none counted where there is no cgroup2 or no
+ * enter cgroup; -errno where they cannot be listed or their state read, so a caller never takes what it
+ * could not look at for empty. */
+int cgroup_enter_kill_all(unsigned *ret_populated);
+/* Removes every empty enter cgroup (the kernel refuses the rest). */
 void cgroup_enter_remove_all(void);

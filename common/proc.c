@@ -67,21 +67,89 @@ int proc_status_parse(const char *text, ProcStatus *ret)
 /* status is a few kilobytes; anything larger is not a status file we understand. */
 #define STATUS_MAX 16384
 
-int proc_for_each(int (*fn)(pid_t pid, const ProcStatus *status, void *userdata), void *userdata)
+/* Reads dir_fd/path (a status file) into buf. 0 and the text; -ESRCH when the process or thread is gone
+ * (the file is missing, or reads empty or with ESRCH once it exited); another -errno otherwise. */
+static int status_read(int dir_fd, const char *path, char *buf, size_t size, ProcStatus *ret)
+{
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return errno == ESRCH ? -ESRCH : -errno;
+        if (n == 0)
+                return -ESRCH;
+        if ((size_t)n == size - 1)
+                return -EFBIG;
+        buf[n] = '\0';
+        return proc_status_parse(buf, ret) < 0 ? -EBADMSG : 0;
+}
+
+/* Whether a thread of pid other than a dead leader still runs: /proc/PID/task/TID/status of each. */
+static int other_task_alive(int proc_fd, long pid, char *buf, size_t size, bool *ret)
+{
+        char path[64];
+        struct dirent *de;
+        DIR *d;
+        int fd, r = 0;
+
+        (void)snprintf(path, sizeof(path), "%ld/task", pid);
+        fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        *ret = false;
+        while ((errno = 0, de = readdir(d))) {
+                ProcStatus t = { 0 };
+
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                (void)snprintf(path, sizeof(path), "%.32s/status", de->d_name);
+                r = status_read(dirfd(d), path, buf, size, &t);
+                if (r == -ESRCH) {
+                        r = 0;
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                if (!proc_state_dead(t.state)) {
+                        *ret = true;
+                        break;
+                }
+        }
+        if (r >= 0 && errno != 0)
+                r = -errno;
+        closedir(d);
+        return r;
+}
+
+int proc_for_each_at(int proc_fd, ProcFn fn, void *userdata)
 {
         DIR *d;
         struct dirent *de;
         char buf[STATUS_MAX];
-        int r = 0;
+        int fd, r = 0;
 
-        d = opendir("/proc");
-        if (!d)
+        fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
                 return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
         while ((errno = 0, de = readdir(d))) {
                 char path[64];
-                _cleanup_close_ int fd = -EBADF;
-                ProcStatus st;
-                ssize_t n;
+                ProcStatus st = { 0 };
                 char *end;
                 long pid;
 
@@ -91,16 +159,19 @@ int proc_for_each(int (*fn)(pid_t pid, const ProcStatus *status, void *userdata)
                 if (*end || pid <= 0)
                         continue;
                 (void)snprintf(path, sizeof(path), "%ld/status", pid);
-                fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                if (fd < 0)
+                r = status_read(dirfd(d), path, buf, sizeof(buf), &st);
+                if (r == -ESRCH) {
+                        r = 0;
                         continue; /* it exited */
-                n = read(fd, buf, sizeof(buf) - 1);
-                if (n <= 0)
-                        continue;
-                buf[n] = '\0';
-                if (proc_status_parse(buf, &st) < 0)
-                        continue; /* it exited between open and read: the file reads empty */
-                r = fn((pid_t)pid, &st, userdata);
+                }
+                if (r >= 0 && proc_state_dead(st.state))
+                        r = other_task_alive(dirfd(d), pid, buf, sizeof(buf), &st.other_task_alive);
+                if (r == -ESRCH) {
+                        r = 0;
+                        continue; /* reaped while we looked */
+                }
+                if (r >= 0)
+                        r = fn((pid_t)pid, &st, userdata);
                 if (r < 0)
                         break;
         }
@@ -108,4 +179,13 @@ int proc_for_each(int (*fn)(pid_t pid, const ProcStatus *status, void *userdata)
                 r = -errno;
         closedir(d);
         return r < 0 ? r : 0;
+}
+
+int proc_for_each(ProcFn fn, void *userdata)
+{
+        _cleanup_close_ int fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -errno;
+        return proc_for_each_at(fd, fn, userdata);
 }

@@ -8,16 +8,31 @@
 typedef struct ProcStatus {
         char state; /* the State: letter; 'Z' and 'X' are dead and waiting for their parent ('t': traced) */
         uid_t uid[4]; /* real, effective, saved, filesystem */
+        /* Set by proc_for_each() when the leader is 'Z' or 'X' but another of its threads still runs: a
+         * main thread that called pthread_exit() shows as a zombie while its process goes on. */
+        bool other_task_alive;
 } ProcStatus;
 
 /* Parses the text of /proc/PID/status. -EINVAL if the State: or Uid: line is missing or malformed. */
 int proc_status_parse(const char *text, ProcStatus *ret);
 
-static inline bool proc_status_dead(const ProcStatus *s)
+static inline bool proc_state_dead(char state)
 {
-        return s->state == 'Z' || s->state == 'X';
+        return state == 'Z' || state == 'X';
 }
 
-/* Calls fn for every process in /proc (a process that exits during the scan is skipped). A negative
- * return from fn stops the scan and is returned. */
-int proc_for_each(int (*fn)(pid_t pid, const ProcStatus *status, void *userdata), void *userdata);
+/* Dead: the leader has exited and so has every other thread of the process. */
+static inline bool proc_status_dead(const ProcStatus *s)
+{
+        return proc_state_dead(s->state) && !s->other_task_alive;
+}
+
+typedef int (*ProcFn)(pid_t pid, const ProcStatus *status, void *userdata);
+
+/* Calls fn for every process in /proc. A process that is gone (its directory or status file missing, or
+ * reading empty) is skipped; any other failure to open, read or parse a status file ends the scan with
+ * that error, so a caller never counts as gone what it could not look at. A negative return from fn
+ * stops the scan and is returned. */
+int proc_for_each(ProcFn fn, void *userdata);
+/* The same over a directory laid out like /proc (for the tests). */
+int proc_for_each_at(int proc_fd, ProcFn fn, void *userdata);

@@ -70,13 +70,14 @@ int enter_dir_check(const char *home, const char *dir, AjError *reterr)
         char plain[PATH_MAX], base[PATH_MAX];
         size_t hl = strlen(home), dl = strlen(dir);
 
+        /* Control characters first, so no message below ever quotes one. */
+        for (const char *p = dir; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                        return aj_error(reterr, EINVAL, 0, 0, "--chdir: path holds a control character");
         if (dir[0] != '/')
                 return aj_error(reterr, EINVAL, 0, 0, "--chdir %.256s: not an absolute path", dir);
         if (dl >= PATH_MAX)
                 return aj_error(reterr, EINVAL, 0, 0, "--chdir: path too long");
-        for (const char *p = dir; *p; p++)
-                if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                        return aj_error(reterr, EINVAL, 0, 0, "--chdir: path holds a control character");
         /* One trailing "/" is tolerated (shell completion leaves it), on either path. */
         memcpy(plain, dir, dl + 1);
         if (dl > 2 && plain[dl - 1] == '/' && plain[dl - 2] != '/')

@@ -76,11 +76,13 @@ int enter_line_build(EnterLine line, const char *program, const char *sh_program
                 r = r < 0 ? r : strv_push(&s, strdup("--property=PAMName=login"));
         }
         /* What the direct backend makes sure of, which a service does not get by default: no capability
-         * in any set (the inheritable set follows the bounding set), no_new_privs, and SIGPIPE not
-         * ignored (IgnoreSIGPIPE= defaults to yes). */
+         * in any set (the inheritable set follows the bounding set), no_new_privs, SIGPIPE not ignored
+         * (IgnoreSIGPIPE= defaults to yes), and a /proc that shows only the user's own processes (not
+         * ProcSubset=pid as well: it hides /proc/meminfo, cpuinfo and sys, which builds read). */
         r = r < 0 ? r : strv_push(&s, strdup("--property=NoNewPrivileges=yes"));
         r = r < 0 ? r : strv_push(&s, strdup("--property=CapabilityBoundingSet="));
         r = r < 0 ? r : strv_push(&s, strdup("--property=IgnoreSIGPIPE=no"));
+        r = r < 0 ? r : strv_push(&s, strdup("--property=ProtectProc=invisible"));
         r = r < 0 ? r : strv_pushf(&s, line == LINE_RUN0 ? "--chdir=%s" : "--working-directory=%s", dir);
         for (char *const *e = env; r >= 0 && e && *e; e++)
                 r = strv_pushf(&s, "--setenv=%s", *e);

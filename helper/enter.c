@@ -5,13 +5,17 @@
  * signals sudo relays, tells its own failures from the command's, and audits the outcome. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -29,35 +33,53 @@
 
 extern char **environ;
 
-/* As root, before anything happens: the home must be a directory (it comes from the user database, so a
- * link on the way to it is the administrator's), and each component below it must exist, be a directory
- * and not be a link. The command changes directory again as the sandbox user, refusing links, so a race
- * here gains nothing the user could not do itself. */
-static void check_dir_exists(const char *home, const char *dir)
+/* Before anything happens, the directory is looked up as the sandbox user would: with its file-system
+ * uid, gid and groups (a non-zero fsuid takes root's file capabilities away), from its home, through no
+ * link at all. So whatever the answer, it tells the caller nothing the sandbox user could not find out
+ * itself, and a link the sandbox swaps in is never followed by root. The command changes directory again
+ * as the sandbox user, the same way. */
+static void check_dir_as_sandbox(const Helper *h)
 {
-        char path[PATH_MAX];
-        size_t hl = strlen(home), dl = strlen(dir);
+        const struct passwd *pw = &h->sandbox;
+        const char *rel = h->args->chdir + strlen(pw->pw_dir);
+        struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+        _cleanup_free_ gid_t *groups = NULL;
+        int n_groups, home, dir, error = 0;
         struct stat st;
 
-        if (stat(home, &st) < 0 || !S_ISDIR(st.st_mode))
-                die(EXIT_CONFIG, "the sandbox home %s is not a directory", home);
-        if (dl >= sizeof(path))
-                die(EXIT_USAGE, "--chdir: path too long");
-        memcpy(path, dir, dl + 1);
-        for (size_t i = hl + 1; i <= dl; i++) {
-                if (path[i] != '/' && path[i] != '\0')
-                        continue;
-                if (path[i - 1] == '/')
-                        break; /* the one trailing slash enter_dir_check() allows */
-                path[i] = '\0';
-                if (lstat(path, &st) < 0)
-                        die(EXIT_USAGE, "--chdir %s: %s: %s", dir, path, strerror(errno));
-                if (S_ISLNK(st.st_mode))
-                        die(EXIT_USAGE, "--chdir %s: %s is a link", dir, path);
-                if (!S_ISDIR(st.st_mode))
-                        die(EXIT_USAGE, "--chdir %s: %s is not a directory", dir, path);
-                path[i] = dir[i];
-        }
+        if (stat(pw->pw_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                die(EXIT_CONFIG, "the sandbox home %s is not a directory", pw->pw_dir);
+        n_groups = getgroups(0, NULL);
+        groups = n_groups >= 0 ? calloc((size_t)n_groups + 1, sizeof(gid_t)) : NULL;
+        if (!groups || getgroups(n_groups, groups) != n_groups)
+                die(EXIT_FAILED, "cannot read root's groups");
+        if (initgroups(pw->pw_name, pw->pw_gid) < 0)
+                die(EXIT_FAILED, "cannot take the groups of %s: %s", pw->pw_name, strerror(errno));
+        (void)setfsgid(pw->pw_gid);
+        (void)setfsuid(pw->pw_uid);
+        if ((uid_t)setfsuid((uid_t)-1) != pw->pw_uid || (gid_t)setfsgid((gid_t)-1) != pw->pw_gid)
+                die(EXIT_FAILED, "cannot take the file-system identity of %s", pw->pw_name);
+
+        rel += strspn(rel, "/");
+        home = open(pw->pw_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        dir = home < 0 || !*rel ? home : (int)syscall(SYS_openat2, home, rel, &how, sizeof(how));
+        if (dir < 0)
+                error = errno;
+
+        (void)setfsuid(0);
+        (void)setfsgid(0);
+        if (setgroups((size_t)n_groups, groups) < 0 || setfsuid((uid_t)-1) != 0 || setfsgid((gid_t)-1) != 0)
+                die(EXIT_FAILED, "cannot take root's identity back");
+        if (dir >= 0 && dir != home)
+                close(dir);
+        if (home >= 0)
+                close(home);
+        if (error)
+                die(EXIT_USAGE, "--chdir %s: %s", h->args->chdir,
+                    error == ELOOP     ? "is a link or passes through one"
+                    : error == ENOTDIR ? "is not a directory or passes through a file"
+                                       : strerror(error));
 }
 
 static int systemd_major_version(void)
@@ -138,6 +160,11 @@ _Noreturn static void child_direct(const Helper *h, char **env, int report)
 
         if (setsid() < 0)
                 child_fail(report, "start a new session", errno);
+        /* A /proc of its own that shows only what the sandbox user may look at (hidepid=invisible): the
+         * command lines and environments of root's and the runner's processes are not its to read. */
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0)
+                child_fail(report, "mount a /proc that hides other users' processes", errno);
         r = creds_drop_to_user(pw, &step);
         if (r < 0)
                 child_fail(report, step, -r);
@@ -167,27 +194,30 @@ _Noreturn static void child_systemd(char **line, int report)
         child_fail(report, EXEC_STEP, errno);
 }
 
-static volatile sig_atomic_t child_pid;
+/* Signals are forwarded through a pidfd: once the child is reaped its pid may name another process, the
+ * pidfd never does. */
+static volatile sig_atomic_t child_pidfd = -1;
 static const int forwarded[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGUSR1,
                                  SIGUSR2, SIGCONT, SIGTSTP, SIGWINCH };
 
 static void forward_signal(int sig)
 {
-        if (child_pid > 0)
-                (void)kill(child_pid, sig);
+        if (child_pidfd >= 0)
+                (void)syscall(SYS_pidfd_send_signal, (int)child_pidfd, sig, NULL, 0);
 }
 
-/* fork(), or where there is a cgroup, clone3() straight into it: joining a cgroup later (a write to
+/* clone3() with a pidfd, and where there is a cgroup straight into it: joining a cgroup later (a write to
  * cgroup.procs) waits for an RCU grace period, starting in it does not. The helper has one thread, so
  * the child may go on as after fork(). */
-static pid_t spawn(int cgroup_fd)
+static pid_t spawn(int cgroup_fd, int *ret_pidfd)
 {
-        struct clone_args args = { .flags = CLONE_INTO_CGROUP,
-                                   .exit_signal = SIGCHLD,
-                                   .cgroup = (uint64_t)cgroup_fd };
+        struct clone_args args = { .flags = CLONE_PIDFD, .exit_signal = SIGCHLD };
 
-        if (cgroup_fd < 0)
-                return fork();
+        args.pidfd = (uint64_t)(uintptr_t)ret_pidfd;
+        if (cgroup_fd >= 0) {
+                args.flags |= CLONE_INTO_CGROUP;
+                args.cgroup = (uint64_t)cgroup_fd;
+        }
         return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
@@ -197,7 +227,7 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
 {
         _cleanup_free_ char *cgroup = NULL;
         struct sigaction sa = { .sa_handler = forward_signal };
-        int report[2], cgroup_fd = -1, status;
+        int report[2], cgroup_fd = -1, pidfd = -1, status;
         sigset_t block, saved;
         ChildFailure f;
         ssize_t n;
@@ -224,9 +254,9 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
         }
         audit(LOG_INFO, "entering %s %s in %s", h->sandbox.pw_name, how, h->args->chdir);
 
-        /* Signals wait until child_pid is known, so none is lost between the fork and the handler. */
+        /* Signals wait until child_pidfd is known, so none is lost between the fork and the handler. */
         (void)sigprocmask(SIG_BLOCK, &block, &saved);
-        pid = spawn(cgroup_fd);
+        pid = spawn(cgroup_fd, &pidfd);
         if (pid < 0)
                 die(EXIT_FAILED, "cannot start the command: %s", strerror(errno));
         if (pid == 0) {
@@ -239,7 +269,7 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
                         child_systemd(line, report[1]);
                 child_direct(h, env, report[1]);
         }
-        child_pid = pid;
+        child_pidfd = pidfd;
         (void)sigprocmask(SIG_SETMASK, &saved, NULL);
         if (cgroup_fd >= 0)
                 close(cgroup_fd);
@@ -283,7 +313,7 @@ void op_enter(const Helper *h)
 
         if (enter_dir_check(h->sandbox.pw_dir, h->args->chdir, &e) < 0)
                 die(EXIT_USAGE, "%s", e.message);
-        check_dir_exists(h->sandbox.pw_dir, h->args->chdir);
+        check_dir_as_sandbox(h);
         for (int fd = 0; fd < 3; fd++)
                 if (isatty(fd))
                         die(EXIT_UNSAFE,

@@ -84,6 +84,9 @@ _Noreturn void die(int status, const char *fmt, ...) __attribute__((noreturn, fo
 /* Every call is audited: journal where journald listens, syslog (authpriv) otherwise. */
 void audit_context(const char *op, uid_t caller);
 void audit(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies text into out (size bytes, at least 5), each control character and backslash written as \xNN,
+ * cut short rather than overflowing: one line, whatever the caller's text held. */
+void audit_escape(const char *text, char *out, size_t size);
 
 _Noreturn void op_enter(const Helper *h);
 _Noreturn void op_kill_user(const Helper *h);

@@ -2,20 +2,29 @@
 /* kill-user: every process of the sandbox user and of its subordinate uids ends, and none remains when
  * this reports success.
  *
- * The guarantee comes from the last step alone: for each uid that still has a live process, a child
- * that is that uid (real, effective and saved, no capabilities) sends kill(-1, SIGKILL). The kernel
- * signals every process that uid may signal under the same lock fork() takes, so a fork bomb cannot
- * outrun it; /proc is scanned again until no live process of those uids is left. Zombies waiting for a
- * parent are dead and count as gone. Where systemd runs, logind and the user's slice are told first, so
- * nothing restarts what was killed. */
+ * Each round, whatever the last scan found: every enter cgroup is killed in one write (cgroup.kill), and
+ * for the sandbox uid and each uid that still has a live process, a child that is that uid (real,
+ * effective and saved, no capabilities) sends kill(-1, SIGKILL). The kernel signals every process that
+ * uid may signal under the same lock fork() takes, so a fork bomb cannot outrun it. Success needs a scan
+ * of /proc that finds no live process of those uids (a process lives while any of its threads does: a
+ * main thread that called pthread_exit() looks like a zombie) and no enter cgroup that still holds one.
+ * Where systemd runs, logind and the user's slice are told first, so nothing restarts what was killed.
+ *
+ * Every wait has a bound: a killer is the sandbox's uid, so the sandbox can stop it; one that has not
+ * ended in KILLER_WAIT_NS is killed by root through its pidfd and the round is tried again, until
+ * DEADLINE_NS, after which the call fails (EXIT_FAILED) naming what survives. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/sched.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
@@ -26,12 +35,14 @@
 #include "libsystemd.h"
 #include "macro.h"
 #include "proc.h"
+#include "read-file.h"
 #include "subid.h"
 #include "trusted-path.h"
 
-#define DEADLINE_NS (10LL * 1000 * 1000 * 1000)
-#define MAX_UIDS    64
-#define PID_BITS    (4 * 1024 * 1024) /* PID_MAX_LIMIT */
+#define DEADLINE_NS    (10LL * 1000 * 1000 * 1000)
+#define KILLER_WAIT_NS (500LL * 1000 * 1000)
+#define MAX_UIDS       64
+#define PID_BITS       (4 * 1024 * 1024) /* PID_MAX_LIMIT */
 
 typedef struct Scan {
         const UidRange *ranges;
@@ -52,17 +63,40 @@ static long long now_ns(void)
         return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Which of the real, effective and saved uid is in the ranges first, or -1: the filesystem uid alone
+ * does not make a process the user's. */
+static int uid_hit(const ProcStatus *st, const Scan *s)
+{
+        for (int i = 0; i < 3; i++)
+                if (uid_in_ranges(st->uid[i], s->ranges, s->n_ranges))
+                        return i;
+        return -1;
+}
+
+/* Root signals by pid only through a pidfd taken before the process is looked at again: if the pid was
+ * reused before the pidfd was taken, the status read afterwards is the new process's and it is judged on
+ * its own; if after, the pidfd names the old, dead process and the signal goes nowhere. */
+static void kill_euid_only(pid_t pid, const Scan *s)
+{
+        _cleanup_free_ char *text = NULL;
+        int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        char path[64];
+        ProcStatus st;
+
+        if (pidfd < 0)
+                return;
+        (void)snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+        if (read_regular_nofollow(AT_FDCWD, path, 16384, &text, NULL) == 0 &&
+            proc_status_parse(text, &st) == 0 && uid_hit(&st, s) >= 0)
+                (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        close(pidfd);
+}
+
 static int scan_one(pid_t pid, const ProcStatus *st, void *userdata)
 {
         Scan *s = userdata;
-        int hit = -1;
+        int hit = proc_status_dead(st) ? -1 : uid_hit(st, s);
 
-        if (proc_status_dead(st))
-                return 0;
-        /* Real, effective or saved uid; the filesystem uid alone does not make a process the user's. */
-        for (int i = 0; i < 3 && hit < 0; i++)
-                if (uid_in_ranges(st->uid[i], s->ranges, s->n_ranges))
-                        hit = i;
         if (hit < 0)
                 return 0;
         if (s->live < ELEMENTSOF(s->survivors))
@@ -75,7 +109,7 @@ static int scan_one(pid_t pid, const ProcStatus *st, void *userdata)
         /* kill(-1) from uid U reaches the processes whose real or saved uid is U. One that is the user's
          * only by its effective uid (a root process acting for it for a moment) is killed by pid. */
         if (hit == 1 && !uid_in_ranges(st->uid[2], s->ranges, s->n_ranges)) {
-                (void)kill(pid, SIGKILL);
+                kill_euid_only(pid, s);
                 return 0;
         }
         uid_t u = hit == 0 ? st->uid[0] : st->uid[2];
@@ -87,12 +121,21 @@ static int scan_one(pid_t pid, const ProcStatus *st, void *userdata)
         return 0;
 }
 
-/* A child that is uid u and nothing more sends SIGKILL to everything u may signal. */
-static int kill_as(uid_t u)
+/* A child that is uid u and nothing more sends SIGKILL to everything u may signal. Being u, it can be
+ * stopped or slowed by what it is sent to kill: it gets KILLER_WAIT_NS (never past the deadline), then
+ * root kills it through its pidfd. 0 when it ended by itself after its kill(-1); -ETIME when root had to
+ * end it (the round is tried again); another -errno when it could not be started or waited for. */
+static int kill_as(uid_t u, long long deadline)
 {
-        pid_t pid = fork();
-        int status;
+        int pidfd = -1, status, r = 0;
+        struct clone_args args = { .flags = CLONE_PIDFD,
+                                   .pidfd = (uint64_t)(uintptr_t)&pidfd,
+                                   .exit_signal = SIGCHLD };
+        long long until = now_ns() + KILLER_WAIT_NS;
+        struct pollfd p;
+        pid_t pid;
 
+        pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
         if (pid < 0)
                 return -errno;
         if (pid == 0) {
@@ -103,9 +146,23 @@ static int kill_as(uid_t u)
                 (void)kill(-1, SIGKILL);
                 _exit(0);
         }
+        if (until > deadline)
+                until = deadline;
+        p = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+        if (poll(&p, 1, until > now_ns() ? (int)((until - now_ns()) / 1000000 + 1) : 0) <= 0) {
+                /* Stopped, or slowed past its time: root ends it. SIGKILL ends a stopped process too, so the
+                 * wait below is short. */
+                (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                r = -ETIME;
+        }
         while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
+                if (errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+        close(pidfd);
+        if (r < 0)
+                return r;
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 }
 
@@ -169,7 +226,7 @@ void op_kill_user(const Helper *h)
         Scan s = { 0 };
         AjError e = { 0 };
         long long start = now_ns(), deadline;
-        unsigned rounds = 0;
+        unsigned rounds = 0, stopped_killers = 0;
         int r;
 
         /* The ranges say whose processes root kills: the file must be root's alone like the
@@ -192,32 +249,58 @@ void op_kill_user(const Helper *h)
         if (!s.seen)
                 die(EXIT_FAILED, "out of memory");
 
-        if (systemd_running()) {
-                /* Counted before systemd is asked: what it kills is ended all the same, and the count
-                 * (printed and audited) would otherwise leave out everything in the user's slice. */
-                r = proc_for_each(scan_one, &s);
-                if (r < 0)
-                        die(EXIT_FAILED, "cannot scan /proc: %s", strerror(-r));
+        /* Ahead of whatever the sandbox keeps busy: its CPU hogs must not slow the scans and killers. */
+        (void)setpriority(PRIO_PROCESS, 0, -20);
+        /* Counted before anything is killed (the count is printed and audited), which also names the
+         * uids of the first round. */
+        r = proc_for_each(scan_one, &s);
+        if (r < 0)
+                die(EXIT_FAILED, "cannot scan /proc: %s", strerror(-r));
+        if (systemd_running())
                 stop_systemd_user(h->sandbox.pw_uid);
-        }
-        /* The bus calls above may take their time; the kill loop gets its own. */
+        /* The scan above is work, not a wait, and the bus calls are bounded on their own: the deadline
+         * bounds the rounds, every wait in them included. */
         deadline = now_ns() + DEADLINE_NS;
         for (;;) {
+                unsigned populated = 0;
+
+                /* Killed first, whatever the last scan said: each enter cgroup in one write, the sandbox
+                 * uid always, and every other uid seen alive. */
+                r = cgroup_enter_kill_all(&populated);
+                if (r < 0)
+                        die(EXIT_FAILED, "cannot kill the enter cgroups: %s", strerror(-r));
+                for (size_t i = 0; i <= s.n_uids; i++) {
+                        uid_t u = i == 0 ? h->sandbox.pw_uid : s.uids[i - 1];
+
+                        if (i > 0 && u == h->sandbox.pw_uid)
+                                continue;
+                        r = kill_as(u, deadline);
+                        if (r == -ETIME)
+                                stopped_killers++;
+                        else if (r < 0 && r != -EPERM)
+                                die(EXIT_FAILED, "cannot run the killer as uid %u: %s", (unsigned)u,
+                                    strerror(-r));
+                }
                 s.n_uids = 0;
                 s.live = 0;
                 r = proc_for_each(scan_one, &s);
                 if (r < 0)
                         die(EXIT_FAILED, "cannot scan /proc: %s", strerror(-r));
-                if (s.live == 0)
-                        break;
-                if (now_ns() > deadline)
-                        die(EXIT_FAILED, "%u processes of %s survive (pid %ld first)", s.live,
-                            h->sandbox.pw_name, (long)s.survivors[0]);
-                /* Counted first, then killed: each enter cgroup in one write, then every uid at once. */
-                if (rounds == 0)
-                        cgroup_enter_kill_all();
-                for (size_t i = 0; i < s.n_uids; i++)
-                        (void)kill_as(s.uids[i]);
+                if (s.live == 0 && populated == 0) {
+                        r = cgroup_enter_kill_all(&populated);
+                        if (r < 0)
+                                die(EXIT_FAILED, "cannot read the enter cgroups: %s", strerror(-r));
+                        if (populated == 0)
+                                break;
+                }
+                if (now_ns() > deadline) {
+                        if (s.live > 0)
+                                die(EXIT_FAILED, "%u processes of %s survive (pid %ld first)%s", s.live,
+                                    h->sandbox.pw_name, (long)s.survivors[0],
+                                    stopped_killers ? "; the sandbox stopped the killer" : "");
+                        die(EXIT_FAILED, "%u enter cgroups of %s still hold processes", populated,
+                            h->sandbox.pw_name);
+                }
                 /* Killed processes take a moment to become zombies; do not spin against them. */
                 if (rounds++ > 2) {
                         struct timespec ts = { 0, 1000 * 1000 };
@@ -227,6 +310,8 @@ void op_kill_user(const Helper *h)
         cgroup_enter_remove_all();
         printf("ended %lu processes of %s in %.1f ms\n", s.ended, h->sandbox.pw_name,
                (double)(now_ns() - start) / 1e6);
+        if (stopped_killers)
+                audit(LOG_NOTICE, "the sandbox stopped %u killers; root ended them", stopped_killers);
         audit(LOG_INFO, "done: ended %lu processes of %s", s.ended, h->sandbox.pw_name);
         fflush(stdout);
         _exit(0);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +22,17 @@
 
 void die(int status, const char *fmt, ...)
 {
-        char msg[768];
+        char msg[768], line[sizeof(msg) * 4];
         va_list ap;
 
         va_start(ap, fmt);
         (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        dprintf(STDERR_FILENO, "agentic-job-helper: %s\n", msg);
+        /* Recorded before it is printed: a caller whose standard error is a closed pipe gets EPIPE (SIGPIPE
+         * is ignored), never a refusal without its record. */
         audit(LOG_WARNING, "refused (status %d): %s", status, msg);
+        audit_escape(msg, line, sizeof(line));
+        dprintf(STDERR_FILENO, "agentic-job-helper: %s\n", line);
         _exit(status);
 }
 
@@ -95,7 +99,10 @@ int main(int argc, char **argv)
         uid_t caller;
 
         /* Before anything else: no core dumps or ptrace by the caller, no inherited descriptors, a known
-         * umask, and none of the caller's environment (SUDO_UID is read first, then everything goes). */
+         * umask, and none of the caller's environment (SUDO_UID is read first, then everything goes).
+         * SIGPIPE is ignored so a closed pipe on a standard stream is an error to handle, not the end of
+         * the helper before its audit record; every child sets its signals back to the defaults. */
+        (void)signal(SIGPIPE, SIG_IGN);
         if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
                 die(EXIT_UNSAFE, "cannot make the process undumpable: %s", strerror(errno));
         sanitize_fds();

@@ -90,7 +90,7 @@ int sudoers_text(const char *helper_path, const char *sandbox_user, const char *
                      "        %s helper kill-user, \\\n"
                      "        %s helper proxy-log --from *, \\\n"
                      "        %s helper enter --chdir *\n"
-                     "Defaults!AGENTIC_JOB_HELPER env_reset, !use_pty, !setenv\n"
+                     "Defaults!AGENTIC_JOB_HELPER env_reset, !use_pty, !setenv, !log_allowed\n"
                      "%s ALL=(ALL:ALL) !ALL\n"
                      "%s%s%s"
                      "%s ALL=(root) NOPASSWD: AGENTIC_JOB_HELPER\n",

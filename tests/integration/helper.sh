@@ -327,6 +327,111 @@ expect_contains "kill-user with nothing to end says 0" "ended 0 processes" "$out
 expect_absent "kill-user: the enter cgroups are removed" "$(ls -d $CG2/agentic-job/enter-* 2>/dev/null | head -n1)"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# kill-user against what hides from a /proc scan and against what stops its killer"
+
+HOSTILE=$SB_HOME/ajt-hostile
+install -o root -g root -m 0755 "$build/tests/integration/ajt-hostile" "$HOSTILE"
+# "${RO_CGROUP[@]}" CMD...: CMD in a mount namespace of its own where cgroup2 is read-only, as in a
+# container: the helper then makes no enter cgroup and finds the sandbox's processes by their uids alone.
+RO_CGROUP=(unshare -m --propagation private sh -c 'mount -o remount,bind,ro "$1" || exit 99; shift; exec "$@"' sh "$CG2")
+# threads_left: the live threads of the sandbox user (a zombie leader's working thread counts).
+threads_left() {
+        cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null | awk -v u="$SB_UID" '
+                /^State:/ { s = $2 } /^Uid:/ { if (s != "Z" && s != "X" && ($2 == u || $4 == u)) n++ }
+                END { print n + 0 }'
+}
+
+for where in "cgroup2 writable" "cgroup2 read-only"; do
+        wrap=()
+        [ "$where" = "cgroup2 read-only" ] && wrap=("${RO_CGROUP[@]}")
+        # A few, then 2,000 with a fork bomb beside them: every main thread gone, every process still working.
+        for n in 3 2000; do
+                run "${wrap[@]}" runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- \
+                        "$HOSTILE" zombie-leader "$n" </dev/null
+                expect_eq "zombie leaders ($where, $n): started" "started $n" "$out"
+                if [ "$n" = 2000 ]; then
+                        "${wrap[@]}" runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- \
+                                bash -c 'ulimit -u 5000; b() { b | b & }; b' </dev/null >/dev/null 2>&1
+                fi
+                zl=$(cat /proc/[0-9]*/status 2>/dev/null | awk -v u="$SB_UID" '/^State:/ { s = $2 } /^Uid:/ { if (s == "Z" && $2 == u) n++ } END { print n + 0 }')
+                if [ "$zl" -ge "$n" ]; then pass "zombie leaders ($where, $n): $zl show State: Z while their threads run"; else fail "zombie leaders ($where, $n): only $zl show State: Z"; fi
+                run "${wrap[@]}" runuser -u "$RUNNER" -- sudo -n "$HELPER" helper kill-user
+                expect_eq "kill-user against zombie leaders ($where, $n): succeeds" "0" "$status"
+                echo "# $out"
+                expect_eq "kill-user against zombie leaders ($where, $n): no thread of the sandbox user works on" "0" "$(threads_left)"
+                expect_eq "kill-user against zombie leaders ($where, $n): no enter cgroup remains" "" \
+                        "$(ls -d "$CG2"/agentic-job/enter-* 2>/dev/null)"
+                kill_uid "$SB_UID"
+        done
+done
+
+# The killer is the sandbox's uid, so the sandbox can stop it: 2,000 idle processes (a kill(-1) that
+# takes a while) and a stopper that moves to a new process each round (one that fork() made wait while
+# kill(-1) walked the list survives it) and sends SIGSTOP to the pids around ns_last_pid, all in no enter
+# cgroup. Three times: the stopper does not win every race.
+for round in 1 2 3; do
+        run "${RO_CGROUP[@]}" runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- "$HOSTILE" idle 2000 </dev/null
+        expect_eq "stopper ($round): 2,000 idle processes started" "started 2000" "$out"
+        run "${RO_CGROUP[@]}" runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- "$HOSTILE" stopper </dev/null
+        expect_eq "stopper ($round): the stopper started" "started 1" "$out"
+        run timeout 60 "${RO_CGROUP[@]}" runuser -u "$RUNNER" -- sudo -n "$HELPER" helper kill-user
+        echo "# $out"
+        case $status in
+        0)
+                pass "kill-user against the stopper ($round): ended everything"
+                expect_eq "kill-user against the stopper ($round): nothing of the sandbox user remains" "0" "$(threads_left)"
+                ;;
+        125) expect_contains "kill-user against the stopper ($round): fails within its deadline, saying what survives" "survive" "$out" ;;
+        *) fail "kill-user against the stopper ($round): status $status (124: it hung)" ;;
+        esac
+        kill_uid "$SB_UID"
+done
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# enter: a /proc that hides other users' processes"
+
+canary=ajt-proc-canary-$$-$RANDOM
+setpriv --reuid="$RUNNER_UID" --regid="$(id -g "$RUNNER")" --clear-groups sh -c 'sleep 1000; :' "$canary" </dev/null >/dev/null 2>&1 &
+runner_pid=$!
+on_exit "kill $runner_pid"
+for _ in $(seq 50); do grep -qs "$canary" "/proc/$runner_pid/cmdline" && break; sleep 0.05; done
+expect_contains "a runner process with a canary on its command line runs" "$canary" "$(tr '\0' ' ' <"/proc/$runner_pid/cmdline")"
+# The words it prints are split in its source, so its own command line never matches them.
+run helper enter --chdir "$SB_HOME" -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" " "; echo; test -d /proc/$$ && echo "own-""visible"; test -e /proc/'"$runner_pid"' && echo "runner-""visible"; test -e /proc/1 && echo "init-""visible"; true' </dev/null
+expect_lacks "enter: the runner's command line is not readable" "$canary" "$out"
+expect_lacks "enter: the runner's process is not there" "runner-visible" "$out"
+expect_lacks "enter: root's pid 1 is not there" "init-visible" "$out"
+expect_contains "enter: its own processes are" "own-visible" "$out"
+kill "$runner_pid"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# enter --chdir: looked up as the sandbox user, so its answer tells nothing more"
+
+mkdir -m 0700 "$SB_HOME/work/closed" "$SB_HOME/work/closed/inner"
+on_exit "rm -rf $SB_HOME/work/closed"
+run helper enter --chdir "$SB_HOME/work/closed/inner" -- true
+out_inner="$status ${out//inner/NAME}"
+run helper enter --chdir "$SB_HOME/work/closed/absent" -- true
+out_absent="$status ${out//absent/NAME}"
+expect_eq "enter --chdir under a directory the sandbox user cannot search: an existing and a missing name get the same answer" "$out_absent" "$out_inner"
+expect_contains "enter --chdir under a directory the sandbox user cannot search: refused as a usage error" "120 " "$out_inner"
+rm -rf "$SB_HOME/work/closed"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the helper's cgroups are as agentic-job-helper(8) says"
+
+if [ -n "$CG2" ]; then
+        helper enter --chdir "$SB_HOME" -- sh -c 'sed -n "s/^0:://p" /proc/self/cgroup; exec sleep 2' </dev/null >"$SB_HOME/cg.out" 2>&1 &
+        cg_enter=$!
+        for _ in $(seq 50); do [ -s "$SB_HOME/cg.out" ] && break; sleep 0.05; done
+        cg=$(head -n1 "$SB_HOME/cg.out")
+        expect_eq "the enter cgroups' parent is root's alone (0700)" "700 root" "$(stat -c '%a %U' "$CG2/agentic-job")"
+        expect_eq "an enter cgroup is root's alone (0700)" "700 root" "$(stat -c '%a %U' "$CG2$cg" 2>&1)"
+        wait "$cg_enter"
+        rm -f "$SB_HOME/cg.out"
+fi
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# audit"
 
 if [ -n "${socat_pid:-}" ]; then
@@ -337,6 +442,79 @@ if [ -n "${socat_pid:-}" ]; then
         expect_contains "audit: a refusal with its status" "op enter: refused (status 120)" "$trail"
         expect_contains "audit: kill-user's count" "op kill-user: done: ended" "$trail"
         case "$trail" in *probe.sh*) fail "audit: enter's command line is logged" ;; *) pass "audit: enter's command line is not logged" ;; esac
+        # sudo's own record too: !log_allowed for the helper's command (the helper audits every call).
+        case "$(cat "$audit_log")" in *probe.sh*) fail "sudo's log holds enter's command line" ;; *) pass "sudo's log holds no word of enter's command" ;; esac
+
+        # Caller text with a newline in every field the helper may quote stays inside one record.
+        run helper proxy-log --from "$(printf '1\nFORGED-RECORD-1')"
+        expect_eq "a --from with a newline: refused" "120" "$status"
+        run helper enter --chdir "$(printf 'relative\nFORGED-RECORD-2')" -- true
+        expect_eq "a relative --chdir with a newline: refused" "120" "$status"
+        run helper enter --chdir "$(printf '%s/\nFORGED-RECORD-3' "$SB_HOME")" -- true
+        expect_eq "an absolute --chdir with a newline: refused" "120" "$status"
+        run env SUDO_UID="$RUNNER_UID" "$HELPER" helper "$(printf 'x\nFORGED-RECORD-4')"
+        expect_eq "an operation with a newline: refused" "120" "$status"
+        expect_eq "the refusal on standard error is one line" "1" "$(printf '%s\n' "$out" | wc -l)"
+        # A refusal whose standard error is a closed pipe is still recorded.
+        { sleep 0.3; runuser -u "$RUNNER" -- sudo -n "$HELPER" helper proxy-log --from BROKEN-PIPE-MARKER; } 2>&1 | head -c 0
+        sleep 0.3
+        log=$(tr '<' '\n' <"$audit_log")
+        for i in 1 2 3 4; do
+                expect_eq "audit: caller text with a newline starts no record of its own ($i)" "0" "$(grep -c "^FORGED-RECORD-$i" <<<"$log")"
+        done
+        for i in 1 4; do
+                line=$(grep "FORGED-RECORD-$i" <<<"$log")
+                expect_contains "audit: quoted caller text stays in its record ($i)" "agentic-job-helper" "$line"
+                expect_contains "audit: the newline in it is escaped ($i)" '\x0aFORGED-RECORD' "$line"
+        done
+        expect_eq "audit: a --chdir with a control character is refused without quoting it" "2" \
+                "$(grep -c 'refused (status 120): --chdir: path holds a control character' <<<"$log")"
+        expect_contains "audit: a refusal is recorded though standard error is a closed pipe" "BROKEN-PIPE-MARKER" "$log"
+
+        # A signal forwarded after the command was reaped never reaches a process that took its pid. The
+        # window is made wide: the syslog reader is stopped and its queue full, so the helper waits in its
+        # last audit record after reaping; the pid is given to another user's process (ns_last_pid), then
+        # the helper is sent SIGTERM, which it forwards.
+        OTHER_UID=$(id -u "$OTHER")
+        rm -f "$SB_HOME/go" "$SB_HOME/pid"
+        runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- \
+                sh -c 'echo $$ >pid.tmp; mv pid.tmp pid; while [ ! -e go ]; do sleep 0.02; done' </dev/null >/dev/null 2>&1 &
+        enter_bg=$!
+        for _ in $(seq 100); do [ -s "$SB_HOME/pid" ] && break; sleep 0.05; done
+        cmd_pid=$(cat "$SB_HOME/pid")
+        helper_pid=$(awk '/^PPid:/ { print $2 }' "/proc/$cmd_pid/status")
+        kill -STOP "$socat_pid"
+        python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.setblocking(False)
+s.connect("/dev/log")
+try:
+    while True:
+        s.send(b"<13>ajt-fill")
+except BlockingIOError:
+    pass'
+        touch "$SB_HOME/go"
+        for _ in $(seq 200); do [ -e "/proc/$cmd_pid" ] || break; sleep 0.01; done
+        victim=
+        for _ in 1 2 3 4 5; do
+                echo $((cmd_pid - 1)) >/proc/sys/kernel/ns_last_pid
+                setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups sleep 1000 </dev/null >/dev/null 2>&1 &
+                v=$!
+                if [ "$v" = "$cmd_pid" ]; then victim=$v; break; fi
+                kill "$v"
+        done
+        if [ -n "$victim" ]; then
+                on_exit "kill $victim"
+                kill -TERM "$helper_pid"
+                sleep 0.3
+                if kill -0 "$victim" 2>/dev/null; then pass "enter: a signal forwarded after the reap does not reach the process that reused the pid"; else fail "enter: the forwarded signal killed another user's process that reused the command's pid"; fi
+                kill "$victim"
+        else
+                fail "enter: could not give the command's pid $cmd_pid to another process (the pid reuse test did not run)"
+        fi
+        kill -CONT "$socat_pid"
+        wait "$enter_bg"
 else
         echo "# note: /dev/log exists (a syslog daemon runs): the audit trail goes there and is not read here"
 fi

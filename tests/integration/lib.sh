@@ -93,17 +93,19 @@ kill_uid() {
         done
 }
 
-# Prints the pids whose real, effective or saved uid is in [lo, hi] and which are not zombies; status 1
-# when there are none. One pass of one awk over every status file (each starts with its Name: line).
+# Prints the pids whose real, effective or saved uid is in [lo, hi] and which still run: a process lives
+# while any of its threads is not a zombie (a main thread that called pthread_exit() shows State: Z while
+# its process goes on). Status 1 when there are none. One pass of one awk over every thread's status file
+# (each starts with its Name: line).
 live_in_range() {
-        cat /proc/[0-9]*/status 2>/dev/null | awk -v lo="$1" -v hi="$2" '
+        cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null | awk -v lo="$1" -v hi="$2" '
                 /^Name:/ { state = ""; pid = "" }
                 /^State:/ { state = $2 }
-                /^Pid:/ { pid = $2 }
+                /^Tgid:/ { pid = $2 }
                 /^Uid:/ {
-                        if (state == "Z" || state == "X" || pid == "") next
+                        if (state == "Z" || state == "X" || pid == "" || (pid in seen)) next
                         for (i = 2; i <= 4; i++)
-                                if ($i + 0 >= lo + 0 && $i + 0 <= hi + 0) { print pid; found = 1; break }
+                                if ($i + 0 >= lo + 0 && $i + 0 <= hi + 0) { print pid; seen[pid] = 1; found = 1; break }
                 }
                 END { exit found ? 0 : 1 }'
 }

@@ -67,6 +67,7 @@ START_TEST(test_run0_line)
                 "--property=NoNewPrivileges=yes",
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
+                "--property=ProtectProc=invisible",
                 "--chdir=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -109,6 +110,7 @@ START_TEST(test_systemd_run_line)
                 "--property=NoNewPrivileges=yes",
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
+                "--property=ProtectProc=invisible",
                 "--working-directory=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -147,6 +149,7 @@ START_TEST(test_run0_line_no_env_odd_words)
                 "--property=NoNewPrivileges=yes",
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
+                "--property=ProtectProc=invisible",
                 "--chdir=/home/runner-sandbox/work",
                 "--",
                 "/usr/bin/sh",
@@ -192,6 +195,7 @@ START_TEST(test_systemd_run_line_one_word)
                 "--property=NoNewPrivileges=yes",
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
+                "--property=ProtectProc=invisible",
                 "--working-directory=/home/runner-sandbox/work",
                 "--",
                 "/usr/bin/sh",
@@ -326,9 +330,9 @@ START_TEST(test_many_words)
         }
         cmd[200] = NULL;
         ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv), 0);
-        ck_assert_uint_eq(strv_length(argv), 25 + 200);
-        ck_assert_str_eq(argv[25], "w0");
-        ck_assert_str_eq(argv[25 + 199], "w199");
+        ck_assert_uint_eq(strv_length(argv), 26 + 200);
+        ck_assert_str_eq(argv[26], "w0");
+        ck_assert_str_eq(argv[26 + 199], "w199");
 }
 END_TEST
 

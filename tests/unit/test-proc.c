@@ -5,6 +5,8 @@
 
 #include "check-run.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -291,6 +294,176 @@ START_TEST(test_for_each_traced_child)
 }
 END_TEST
 
+/* A process whose main thread called pthread_exit() while another thread runs: its leader shows
+ * "Z (zombie)", yet the process is alive and must not be counted as gone. */
+static void *spin(void *arg)
+{
+        (void)arg;
+        for (;;)
+                pause();
+        return NULL;
+}
+
+START_TEST(test_for_each_zombie_leader)
+{
+        Seen s = { 0 };
+        int ready[2], status, r;
+        char c;
+        pid_t pid;
+
+        ck_assert_int_eq(pipe(ready), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                pthread_t t;
+
+                if (pthread_create(&t, NULL, spin, NULL) != 0)
+                        _exit(1);
+                (void)!write(ready[1], "x", 1);
+                pthread_exit(NULL);
+        }
+        ck_assert_int_eq(read(ready[0], &c, 1), 1);
+        /* Until the leader shows as a zombie. */
+        for (int i = 0; i < 2000; i++) {
+                char path[64], buf[4096];
+                int fd;
+                ssize_t n;
+
+                (void)snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                ck_assert_int_ge(fd, 0);
+                n = read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+                ck_assert_int_gt(n, 0);
+                buf[n] = '\0';
+                if (strstr(buf, "State:\tZ"))
+                        break;
+                usleep(1000);
+        }
+        s.want[0] = pid;
+        s.want[1] = -1;
+        r = proc_for_each(collect, &s);
+        (void)kill(pid, SIGKILL);
+        (void)waitpid(pid, &status, 0);
+        close(ready[0]);
+        close(ready[1]);
+        ck_assert_int_eq(r, 0);
+        ck_assert(s.found[0]);
+        ck_assert_int_eq(s.status[0].state, 'Z');
+        ck_assert(s.status[0].other_task_alive);
+        ck_assert(!proc_status_dead(&s.status[0]));
+}
+END_TEST
+
+/* A tree laid out like /proc, made in a temporary directory. */
+static char fake_root[64];
+
+static void fake_file(const char *rel, const char *text)
+{
+        char path[256];
+        FILE *f;
+
+        (void)snprintf(path, sizeof(path), "%s/%s", fake_root, rel);
+        f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(text, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+static void fake_dir(const char *rel)
+{
+        char path[256];
+
+        (void)snprintf(path, sizeof(path), "%s/%s", fake_root, rel);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+}
+
+static int fake_scan(Seen *s)
+{
+        int fd = open(fake_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+        ck_assert_int_ge(fd, 0);
+        r = proc_for_each_at(fd, collect, s);
+        close(fd);
+        return r;
+}
+
+static void fake_remove(void)
+{
+        char cmd[128];
+
+        (void)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fake_root);
+        ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_for_each_at_gone_and_zombie_leaders)
+{
+        Seen s = { .want = { 104, 106 } };
+
+        (void)snprintf(fake_root, sizeof(fake_root), "/tmp/test-proc.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(fake_root));
+        fake_dir("101"); /* no status: it exited */
+        fake_dir("102");
+        fake_file("102/status", ""); /* reads empty: it exited */
+        fake_dir("104");             /* a zombie leader with a live thread */
+        fake_file("104/status", status_zombie);
+        fake_dir("104/task");
+        fake_dir("104/task/104");
+        fake_file("104/task/104/status", status_zombie);
+        fake_dir("104/task/105");
+        fake_file("104/task/105/status", status_normal);
+        fake_dir("106"); /* a zombie whose only thread is the leader */
+        fake_file("106/status", status_zombie);
+        fake_dir("106/task");
+        fake_dir("106/task/106");
+        fake_file("106/task/106/status", status_zombie);
+        ck_assert_int_eq(fake_scan(&s), 0);
+        fake_remove();
+        ck_assert_uint_eq(s.calls, 2);
+        ck_assert(s.found[0] && s.found[1]);
+        ck_assert(!proc_status_dead(&s.status[0]));
+        ck_assert(proc_status_dead(&s.status[1]));
+}
+END_TEST
+
+/* What cannot be read is not gone: the scan fails instead of skipping it. */
+static const struct {
+        const char *what;
+        int error;
+} unreadable[] = {
+        { "status is a directory", -EISDIR },
+        { "status is not a status file", -EBADMSG },
+        { "status is too long", -EFBIG },
+};
+
+START_TEST(test_for_each_at_unreadable)
+{
+        Seen s = { .want = { -1, -1 } };
+        char *big;
+
+        (void)snprintf(fake_root, sizeof(fake_root), "/tmp/test-proc.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(fake_root));
+        fake_dir("200");
+        switch (_i) {
+        case 0:
+                fake_dir("200/status");
+                break;
+        case 1:
+                fake_file("200/status", "Name:\tbash\n");
+                break;
+        default:
+                big = malloc(20000);
+                ck_assert_ptr_nonnull(big);
+                memset(big, 'x', 19999);
+                big[19999] = '\0';
+                fake_file("200/status", big);
+                free(big);
+        }
+        ck_assert_msg(fake_scan(&s) == unreadable[_i].error, "%s", unreadable[_i].what);
+        fake_remove();
+}
+END_TEST
+
 START_TEST(test_for_each_stops)
 {
         Seen s = { .stop_with = -EXDEV };
@@ -469,6 +642,9 @@ int main(void)
         else
                 printf("skipped: test_for_each_traced_child: ptrace is not permitted here\n");
         tcase_add_test(tc, test_for_each_stops);
+        tcase_add_test(tc, test_for_each_zombie_leader);
+        tcase_add_test(tc, test_for_each_at_gone_and_zombie_leaders);
+        tcase_add_loop_test(tc, test_for_each_at_unreadable, 0, (int)ELEMENTSOF(unreadable));
         suite_add_tcase(s, tc);
 
         tc = tcase_create("cgroup2_mount_parse");

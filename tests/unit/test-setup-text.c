@@ -41,7 +41,7 @@ static const char *const visudo_paths[] = { "/usr/sbin/visudo", "/sbin/visudo", 
         "        /usr/local/libexec/agentic-job helper kill-user, \\\n"                                     \
         "        /usr/local/libexec/agentic-job helper proxy-log --from *, \\\n"                            \
         "        /usr/local/libexec/agentic-job helper enter --chdir *\n"                                   \
-        "Defaults!AGENTIC_JOB_HELPER env_reset, !use_pty, !setenv\n"                                        \
+        "Defaults!AGENTIC_JOB_HELPER env_reset, !use_pty, !setenv, !log_allowed\n"                          \
         "runner-sandbox ALL=(ALL:ALL) !ALL\n"
 
 #define POLKIT_HEAD                                                                                         \

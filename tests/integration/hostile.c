@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* ajt-hostile: what a hostile sandbox user runs against kill-user, for the integration and end-to-end
+ * tests. Each mode starts its processes, reports on standard output when they run, and returns; the
+ * processes stay behind for kill-user to end.
+ *
+ *   ajt-hostile zombie-leader N   N processes whose main thread has exited (pthread_exit) while a second
+ *                                 thread keeps working: each shows State: Z in /proc/PID/status
+ *   ajt-hostile idle N            N processes that sleep
+ *   ajt-hostile stopper           one process (a new one each round) that sends SIGSTOP, without pause,
+ *                                 to the pids around /proc/sys/kernel/ns_last_pid: whatever starts next
+ *                                 as this user stops
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void *keep_working(void *arg)
+{
+        volatile unsigned long n = 0;
+
+        (void)arg;
+        for (;;) {
+                n++;
+                usleep(10 * 1000);
+        }
+        return NULL;
+}
+
+/* Forks a child that calls fn, reports one byte on ready once fn's setup is done, and never returns. */
+static void start(void (*fn)(int ready), int ready)
+{
+        pid_t pid = fork();
+
+        if (pid < 0) {
+                perror("ajt-hostile: fork");
+                exit(1);
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                /* Nothing of the caller's: a test that reads this program's output gets its end. */
+                if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                        _exit(1);
+                (void)setsid();
+                fn(ready);
+                _exit(0);
+        }
+}
+
+static void zombie_leader(int ready)
+{
+        pthread_t t;
+
+        if (pthread_create(&t, NULL, keep_working, NULL) != 0)
+                _exit(1);
+        (void)!write(ready, "z", 1);
+        pthread_exit(NULL);
+}
+
+static void idle(int ready)
+{
+        (void)!write(ready, "i", 1);
+        for (;;)
+                pause();
+}
+
+/* It moves as it goes: each round a child takes over and the parent exits, so a kill(-1) that is walking
+ * the process list (fork() waits for it) leaves the newest one alive to stop the killer on its way out. */
+static void stopper(int ready)
+{
+        pid_t parent = getppid();
+        char buf[32];
+
+        (void)!write(ready, "s", 1);
+        close(ready);
+        for (;;) {
+                int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+                long last;
+                pid_t child;
+
+                if (fd >= 0)
+                        close(fd);
+                if (n <= 0)
+                        continue;
+                buf[n] = '\0';
+                last = strtol(buf, NULL, 10);
+                for (long p = last - 16; p <= last + 4; p++)
+                        if (p > 1 && p != getpid() && p != parent)
+                                (void)kill((pid_t)p, SIGSTOP);
+                child = fork();
+                if (child > 0)
+                        _exit(0);
+        }
+}
+
+int main(int argc, char **argv)
+{
+        void (*fn)(int) = NULL;
+        long n = 1;
+        int ready[2];
+        char c;
+
+        if (argc >= 2 && strcmp(argv[1], "zombie-leader") == 0)
+                fn = zombie_leader;
+        else if (argc >= 2 && strcmp(argv[1], "idle") == 0)
+                fn = idle;
+        else if (argc == 2 && strcmp(argv[1], "stopper") == 0)
+                fn = stopper;
+        if (!fn || (fn != stopper && (argc != 3 || (n = strtol(argv[2], NULL, 10)) < 1 || n > 100000))) {
+                fputs("usage: ajt-hostile zombie-leader N | idle N | stopper\n", stderr);
+                return 2;
+        }
+        if (pipe(ready) < 0) {
+                perror("ajt-hostile: pipe");
+                return 1;
+        }
+        for (long i = 0; i < n; i++)
+                start(fn, ready[1]);
+        close(ready[1]);
+        /* Every child said it runs (a zombie leader: its thread does) before this one returns. */
+        for (long i = 0; i < n; i++)
+                if (read(ready[0], &c, 1) != 1) {
+                        fprintf(stderr, "ajt-hostile: only %ld of %ld started\n", i, n);
+                        return 1;
+                }
+        printf("started %ld\n", n);
+        return 0;
+}
