@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* What the runner side tells the sandbox side, on its command line (nothing secret: the canary stays
+ * with the runner), and the names of the results the sandbox side owes. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define INSIDE_MAX_LIST 64
+
+typedef struct InsideArgs {
+        pid_t decoy;             /* --decoy PID: the runner's decoy process */
+        unsigned proxy_port;     /* --proxy-port N: 0 without the proxy */
+        const char *control_url; /* --control-url URL */
+        unsigned tcp_control;    /* --tcp-control PORT: the runner's listener on 127.0.0.1 */
+        const char *abstract;    /* --abstract NAME: the runner's abstract socket, without '@' */
+        const char *private[INSIDE_MAX_LIST]; /* --private DIR, each */
+        size_t n_private;
+        unsigned allow_tcp[INSIDE_MAX_LIST]; /* --allow-tcp PORT, each */
+        size_t n_allow_tcp;
+        const char *allow_socket[INSIDE_MAX_LIST]; /* --allow-socket S, each */
+        size_t n_allow_socket;
+} InsideArgs;
+
+/* argv[0] is "probe-inside". Every option but the lists exactly once. -EINVAL with *reterr. */
+int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr);
+
+/* The names the sandbox side owes for private directories dirs (n of them), NULL-terminated, in
+ * *ret_names (each owned). -ENOMEM. */
+int inside_expected_names(char *const *dirs, size_t n, char ***ret_names);
+
+int sandbox_probe_inside_main(int argc, char **argv);

@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job sandbox probe-inside ARGS: the sandbox side of the check, run as the sandbox user through
+ * `helper enter` (never by hand: it is not in the usage). Each probe group runs in a thread of its own,
+ * each attempt with a bounded time; each result is one JSON line on standard output (check-line.h).
+ * Nothing else is written there. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <jansson.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check-inside.h"
+#include "check-line.h"
+#include "check-text.h"
+#include "config.h"
+#include "macro.h"
+#include "parse.h"
+
+extern char **environ;
+
+#define METADATA_URL  "http://169.254.169.254/"
+#define CURL          "/usr/bin/curl"
+#define SUDO          "/usr/bin/sudo"
+#define PROGRAM_MS    10000 /* any program a probe runs */
+#define CONNECT_MS    1000  /* one local connect() */
+#define ALL_MS        45000 /* every probe */
+#define MAX_LISTENERS 1024
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static const InsideArgs *args;
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* One result line. The detail is escaped here already, so that it is ASCII (jansson wants UTF-8). */
+static _printf_(4, 5) void emit(const char *name, const char *result, long long start, const char *fmt, ...)
+{
+        char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];
+        json_t *o;
+        char *s;
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void)vsnprintf(raw, sizeof(raw), fmt, ap);
+        va_end(ap);
+        check_escape(raw, detail, sizeof(detail));
+        o = json_pack("{s:s, s:s, s:s, s:I}", "name", name, "result", result, "detail", detail, "ms",
+                      (json_int_t)(now_ms() - start));
+        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        pthread_mutex_lock(&out_lock);
+        if (s) {
+                fputs(s, stdout);
+                fputc('\n', stdout);
+                fflush(stdout);
+        }
+        pthread_mutex_unlock(&out_lock);
+        free(s);
+        json_decref(o);
+}
+
+/* Runs argv with our environment, standard input from /dev/null, standard error discarded, standard
+ * output captured (at most size - 1 bytes) when out is not NULL. Returns the exit status (128+N for
+ * signal N; killed after PROGRAM_MS), or -errno when it could not be started. */
+/* fork() and execve() rather than posix_spawn(): <spawn.h> is shadowed by the project's spawn.h. Only
+ * async-signal-safe calls in the child, as a threaded parent requires. */
+static pid_t start(char *const *argv, char *const *env, int out_fd)
+{
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid;
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 || dup2(null, 2) < 0)
+                _exit(127);
+        execve(argv[0], argv, env);
+        _exit(127);
+}
+
+static int run(char *const *argv, char *out, size_t size)
+{
+        int pipefd[2] = { -1, -1 }, status, r;
+        pid_t pid;
+        long long deadline = now_ms() + PROGRAM_MS;
+        size_t n = 0;
+
+        if (out && pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = start(argv, environ, pipefd[1]);
+        if (out)
+                close(pipefd[1]);
+        if (pid < 0) {
+                r = -errno;
+                if (out)
+                        close(pipefd[0]);
+                return r;
+        }
+        if (out) {
+                for (;;) {
+                        struct pollfd p = { pipefd[0], POLLIN, 0 };
+                        long long left = deadline - now_ms();
+                        char buf[512];
+                        ssize_t k;
+
+                        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+                                break;
+                        k = read(pipefd[0], buf, sizeof(buf));
+                        if (k <= 0)
+                                break;
+                        for (ssize_t i = 0; i < k && n + 1 < size; i++)
+                                out[n++] = buf[i];
+                }
+                out[n] = '\0';
+                close(pipefd[0]);
+        }
+        for (;;) {
+                r = waitpid(pid, &status, WNOHANG);
+                if (r == pid)
+                        break;
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (now_ms() > deadline) {
+                        (void)kill(pid, SIGKILL);
+                        (void)waitpid(pid, &status, 0);
+                        return 128 + SIGKILL;
+                }
+                (void)nanosleep(&(struct timespec){ 0, 2 * 1000 * 1000 }, NULL);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- privilege ---- */
+
+static void *probe_sudo(void *unused)
+{
+        long long t = now_ms();
+        int r;
+
+        (void)unused;
+        r = run((char *const[]){ (char *)SUDO, (char *)"-n", (char *)"true", NULL }, NULL, 0);
+        if (r < 0 || r == 127)
+                emit("sudo", "note", t, "cannot run " SUDO " (%s): not probed",
+                     r < 0 ? strerror(-r) : "status 127");
+        else if (r == 0)
+                emit("sudo", "fail", t, "sudo -n true succeeded");
+        else
+                emit("sudo", "ok", t, "sudo -n true refused (status %d)", r);
+        return NULL;
+}
+
+static void *probe_groups(void *unused)
+{
+        gid_t gids[1025];
+        char named[CHECK_DETAIL_MAX] = "", bad[CHECK_DETAIL_MAX] = "";
+        long long t = now_ms();
+        int n, resolved = 0;
+
+        (void)unused;
+        n = getgroups(1024, gids);
+        if (n < 0) {
+                emit("groups-control", "fail", t, "getgroups: %s", strerror(errno));
+                emit("groups", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        gids[n++] = getgid();
+        for (int i = 0; i < n; i++) {
+                struct group gr, *res = NULL;
+                char buf[4096];
+                const char *name = NULL;
+                size_t l;
+
+                if (getgrgid_r(gids[i], &gr, buf, sizeof(buf), &res) == 0 && res) {
+                        name = res->gr_name;
+                        resolved++;
+                }
+                l = strlen(named);
+                (void)snprintf(named + l, sizeof(named) - l, "%s%s(%u)", l ? " " : "", name ? name : "?",
+                               (unsigned)gids[i]);
+                if (gids[i] == 0 || (name && group_is_root_equivalent(name))) {
+                        l = strlen(bad);
+                        (void)snprintf(bad + l, sizeof(bad) - l, "%s%s(%u)", l ? " " : "", name ? name : "?",
+                                       (unsigned)gids[i]);
+                }
+        }
+        if (resolved == 0) {
+                emit("groups-control", "fail", t, "none of the groups has a name: %s", named);
+                emit("groups", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        emit("groups-control", "ok", t, "groups: %s", named);
+        if (bad[0])
+                emit("groups", "fail", t, "in groups that are root by another name: %s", bad);
+        else
+                emit("groups", "ok", t, "in no group that is root by another name");
+        return NULL;
+}
+
+/* ---- processes ---- */
+
+/* What the sandbox user can do to process pid: read its environment (bytes read, or -errno), open its
+ * memory, attach to it, signal it. */
+typedef struct ProcAccess {
+        ssize_t environ; /* bytes, or -errno */
+        int mem;         /* 0 or -errno */
+        int ptrace;
+        int signal;
+} ProcAccess;
+
+static ProcAccess proc_access(pid_t pid)
+{
+        ProcAccess a;
+        char path[64], buf[4096];
+        int fd;
+
+        (void)snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                a.environ = -errno;
+        else {
+                a.environ = read(fd, buf, sizeof(buf));
+                if (a.environ < 0)
+                        a.environ = -errno;
+                close(fd);
+        }
+        (void)snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        a.mem = fd < 0 ? -errno : 0;
+        if (fd >= 0)
+                close(fd);
+        /* A seized tracee is not stopped; it is released when this thread ends. */
+        a.ptrace = ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0 ? -errno : 0;
+        a.signal = kill(pid, 0) < 0 ? -errno : 0;
+        return a;
+}
+
+static void *probe_processes(void *unused)
+{
+        char *const sleeper[] = { (char *)"/bin/sleep", (char *)"30", NULL };
+        char *const env[] = { (char *)"AGENTIC_JOB_OWN_CHILD=1", NULL };
+        long long t = now_ms();
+        ProcAccess own, runner;
+        pid_t child;
+
+        (void)unused;
+        child = start(sleeper, env, -1);
+        if (child < 0) {
+                emit("proc-control", "fail", t, "cannot start %s: %s", sleeper[0], strerror(errno));
+        } else {
+                own = proc_access(child);
+                (void)kill(child, SIGKILL);
+                (void)waitpid(child, NULL, 0);
+                if (own.environ > 0 && own.mem == 0 && own.ptrace == 0 && own.signal == 0)
+                        emit("proc-control", "ok", t,
+                             "read the environment and memory of, attached to and signalled a child of its "
+                             "own");
+                else
+                        emit("proc-control", "fail", t,
+                             "on a child of its own: environ %s, mem %s, ptrace %s, signal %s",
+                             own.environ > 0 ? "read" : "refused",
+                             own.mem == 0 ? "opened" : strerror(-own.mem),
+                             own.ptrace == 0 ? "attached" : strerror(-own.ptrace),
+                             own.signal == 0 ? "sent" : strerror(-own.signal));
+        }
+
+        runner = proc_access(args->decoy);
+        if (runner.environ == -ENOENT || runner.environ == -ESRCH)
+                emit("environ-runner", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
+        else if (runner.environ >= 0)
+                emit("environ-runner", "fail", t,
+                     "read %zd bytes of the environment of the runner's decoy %d", runner.environ,
+                     (int)args->decoy);
+        else
+                emit("environ-runner", "ok", t, "reading /proc/%d/environ refused (%s)", (int)args->decoy,
+                     strerror((int)-runner.environ));
+        if (runner.mem == 0)
+                emit("proc-mem", "fail", t, "opened /proc/%d/mem of the runner's decoy", (int)args->decoy);
+        else if (runner.mem == -ENOENT)
+                emit("proc-mem", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
+        else
+                emit("proc-mem", "ok", t, "opening /proc/%d/mem refused (%s)", (int)args->decoy,
+                     strerror(-runner.mem));
+        if (runner.ptrace == 0)
+                emit("ptrace-runner", "fail", t, "attached to the runner's decoy %d", (int)args->decoy);
+        else if (runner.ptrace == -ESRCH)
+                emit("ptrace-runner", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
+        else
+                emit("ptrace-runner", "ok", t, "PTRACE_SEIZE refused (%s)", strerror(-runner.ptrace));
+        if (runner.signal == 0)
+                emit("signal-runner", "fail", t, "may signal the runner's decoy %d", (int)args->decoy);
+        else if (runner.signal == -ESRCH)
+                emit("signal-runner", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
+        else
+                emit("signal-runner", "ok", t, "kill(%d, 0) refused (%s)", (int)args->decoy,
+                     strerror(-runner.signal));
+        return NULL;
+}
+
+/* ---- files ---- */
+
+static void *probe_private_dirs(void *unused)
+{
+        (void)unused;
+        for (size_t i = 0; i < args->n_private; i++) {
+                const char *d = args->private[i];
+                char name[CHECK_NAME_MAX];
+                long long t = now_ms();
+                struct stat st;
+                bool r, x;
+
+                (void)snprintf(name, sizeof(name), "private-dir:%s", d);
+                if (lstat(d, &st) < 0) {
+                        emit(name, "note", t, "%s: %s: not probed", d, strerror(errno));
+                        continue;
+                }
+                r = faccessat(AT_FDCWD, d, R_OK, AT_EACCESS) == 0;
+                x = faccessat(AT_FDCWD, d, X_OK, AT_EACCESS) == 0;
+                if (r || x)
+                        emit(name, "fail", t, "%s is %s by the sandbox user (mode %04o)", d,
+                             r && x ? "readable and searchable"
+                             : r    ? "readable"
+                                    : "searchable",
+                             (unsigned)(st.st_mode & 07777));
+                else
+                        emit(name, "ok", t, "%s is closed (mode %04o)", d, (unsigned)(st.st_mode & 07777));
+        }
+        return NULL;
+}
+
+/* ---- network ---- */
+
+/* curl's HTTP code for url ("000" when none), and its status. */
+static int curl_code(const char *url, bool direct, char code[8])
+{
+        char out[16];
+        char *argv[] = { (char *)CURL,        (char *)"-s", (char *)"-o",
+                         (char *)"/dev/null", (char *)"-w", (char *)"%{http_code}",
+                         (char *)"-m",        (char *)"5",  (char *)"--noproxy",
+                         (char *)"*",         (char *)url,  NULL };
+        int r;
+
+        if (!direct) {
+                argv[8] = (char *)url;
+                argv[9] = NULL;
+        }
+        r = run(argv, out, sizeof(out));
+        (void)snprintf(code, 8, "%.3s", r >= 0 && strlen(out) == 3 ? out : "000");
+        return r;
+}
+
+static void *probe_network(void *unused)
+{
+        long long t = now_ms();
+        char code[8];
+        int r;
+
+        (void)unused;
+        r = curl_code(args->control_url, args->proxy_port == 0, code);
+        if (r < 0 || r == 127) {
+                emit("network-control", "fail", t, "cannot run " CURL);
+                emit("metadata", "note", t, "not probed: no curl");
+                emit("egress-direct", "note", t, "not probed: no curl");
+                return NULL;
+        }
+        if (r == 0 && code[0] != '0' && code[0] != '4' && code[0] != '5')
+                emit("network-control", "ok", t, "%s answered %s%s", args->control_url, code,
+                     args->proxy_port ? " through the proxy" : "");
+        else
+                emit("network-control", "fail", t, "%s: HTTP %s, curl status %d", args->control_url, code,
+                     r);
+
+        t = now_ms();
+        r = curl_code(METADATA_URL, true, code);
+        if (strcmp(code, "000") != 0)
+                emit("metadata", "fail", t, METADATA_URL " answered %s", code);
+        else
+                emit("metadata", "ok", t, METADATA_URL " not reached (curl status %d)", r);
+
+        t = now_ms();
+        if (args->proxy_port == 0) {
+                emit("egress-direct", "note", t,
+                     "[egress] proxy = false: the sandbox reaches the network directly");
+                return NULL;
+        }
+        r = curl_code(args->control_url, true, code);
+        if (strcmp(code, "000") != 0)
+                emit("egress-direct", "fail", t, "%s answered %s without the proxy", args->control_url,
+                     code);
+        else
+                emit("egress-direct", "ok", t, "%s not reached without the proxy (curl status %d)",
+                     args->control_url, r);
+        return NULL;
+}
+
+/* ---- local IPC ---- */
+
+/* Whether a connection to the address succeeds within CONNECT_MS. */
+static bool reaches(const struct sockaddr *sa, socklen_t len)
+{
+        _cleanup_close_ int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        struct pollfd p;
+        int err = 0;
+        socklen_t el = sizeof(err);
+
+        if (fd < 0)
+                return false;
+        if (connect(fd, sa, len) == 0)
+                return true;
+        if (errno != EINPROGRESS && errno != EAGAIN)
+                return false;
+        if (errno == EAGAIN) /* a unix socket whose backlog is full: reached all the same */
+                return true;
+        p = (struct pollfd){ fd, POLLOUT, 0 };
+        if (poll(&p, 1, CONNECT_MS) <= 0)
+                return false;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+                return false;
+        return err == 0;
+}
+
+static bool reaches_tcp(int family, const void *addr, unsigned port)
+{
+        if (family == AF_INET) {
+                struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+                memcpy(&sa.sin_addr, addr, 4);
+                return reaches((struct sockaddr *)&sa, sizeof(sa));
+        }
+        struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+        memcpy(&sa.sin6_addr, addr, 16);
+        return reaches((struct sockaddr *)&sa, sizeof(sa));
+}
+
+static bool port_allowed(unsigned port)
+{
+        if (args->proxy_port && port == args->proxy_port)
+                return true;
+        if (!args->proxy_port && port == args->tcp_control)
+                return true;
+        for (size_t i = 0; i < args->n_allow_tcp; i++)
+                if (args->allow_tcp[i] == port)
+                        return true;
+        return false;
+}
+
+/* Appends "ADDR:PORT" for every listener of a /proc/net/tcp file the sandbox user reaches. */
+static int scan_tcp(const char *file, int family, char *list, size_t size, unsigned *n_tried)
+{
+        _cleanup_fclose_ FILE *f = fopen(file, "re");
+        char line[512];
+
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                char local[64], addr_text[INET6_ADDRSTRLEN];
+                unsigned port, state, w[4];
+                unsigned char addr[16];
+                size_t l;
+
+                if (sscanf(line, " %*u: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", local, &port, &state) !=
+                            3 ||
+                    state != 0x0A || port_allowed(port))
+                        continue;
+                if (++*n_tried > MAX_LISTENERS)
+                        break;
+                if (family == AF_INET) {
+                        if (sscanf(local, "%8x", &w[0]) != 1)
+                                continue;
+                        memcpy(addr, &w[0], 4); /* the kernel prints the address in host order of bytes */
+                        if (w[0] == 0)          /* wildcard: dialled on loopback */
+                                memcpy(addr, &(uint32_t){ htonl(INADDR_LOOPBACK) }, 4);
+                } else {
+                        if (strlen(local) != 32 ||
+                            sscanf(local, "%8x%8x%8x%8x", &w[0], &w[1], &w[2], &w[3]) != 4)
+                                continue;
+                        memcpy(addr, w, 16);
+                        if (memcmp(addr, &in6addr_any, 16) == 0) {
+                                memcpy(addr, &in6addr_loopback, 16);
+                                /* A wildcard of IPv6 takes IPv4 too, unless it is v6-only. */
+                                if (reaches_tcp(AF_INET, &(uint32_t){ htonl(INADDR_LOOPBACK) }, port)) {
+                                        l = strlen(list);
+                                        (void)snprintf(list + l, size - l, "%s127.0.0.1:%u", l ? " " : "",
+                                                       port);
+                                }
+                        }
+                }
+                if (!reaches_tcp(family, addr, port))
+                        continue;
+                inet_ntop(family, addr, addr_text, sizeof(addr_text));
+                l = strlen(list);
+                (void)snprintf(list + l, size - l, family == AF_INET ? "%s%s:%u" : "%s[%s]:%u", l ? " " : "",
+                               addr_text, port);
+        }
+        return 0;
+}
+
+static void *probe_local_tcp(void *unused)
+{
+        long long t = now_ms();
+        char list[CHECK_DETAIL_MAX] = "";
+        unsigned control = args->proxy_port ? args->proxy_port : args->tcp_control, tried = 0;
+        int r;
+
+        (void)unused;
+        if (reaches_tcp(AF_INET, &(uint32_t){ htonl(INADDR_LOOPBACK) }, control))
+                emit("local-tcp-control", "ok", t, "reached 127.0.0.1:%u (%s)", control,
+                     args->proxy_port ? "the proxy" : "the runner's listener");
+        else
+                emit("local-tcp-control", "fail", t, "did not reach 127.0.0.1:%u (%s)", control,
+                     args->proxy_port ? "the proxy" : "the runner's listener");
+        t = now_ms();
+        r = scan_tcp("/proc/net/tcp", AF_INET, list, sizeof(list), &tried);
+        if (r >= 0)
+                r = scan_tcp("/proc/net/tcp6", AF_INET6, list, sizeof(list), &tried);
+        if (r < 0)
+                emit("local-tcp", "fail", t, "cannot read /proc/net/tcp: %s", strerror(-r));
+        else if (tried > MAX_LISTENERS)
+                emit("local-tcp", "fail", t, "more than %d listeners", MAX_LISTENERS);
+        else if (list[0])
+                emit("local-tcp", "fail", t, "reached %s", list);
+        else
+                emit("local-tcp", "ok", t, "reached none of %u listeners", tried);
+        return NULL;
+}
+
+static bool abstract_reaches(const char *name)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t n = strlen(name);
+
+        if (n == 0 || n >= sizeof(sa.sun_path))
+                return false;
+        memcpy(sa.sun_path + 1, name, n);
+        return reaches((struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+}
+
+static bool abstract_allowed(const char *name)
+{
+        if (strcmp(name, args->abstract) == 0)
+                return true;
+        for (size_t i = 0; i < args->n_allow_socket; i++)
+                if (args->allow_socket[i][0] == '@' && strcmp(args->allow_socket[i] + 1, name) == 0)
+                        return true;
+        return false;
+}
+
+static void *probe_local_abstract(void *unused)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        long long t = now_ms();
+        char list[CHECK_DETAIL_MAX] = "", line[512];
+        unsigned tried = 0;
+
+        (void)unused;
+        if (abstract_reaches(args->abstract))
+                emit("local-abstract-control", "ok", t, "reached @%s (the runner's)", args->abstract);
+        else
+                emit("local-abstract-control", "fail", t, "did not reach @%s (the runner's)",
+                     args->abstract);
+        t = now_ms();
+        f = fopen("/proc/net/unix", "re");
+        if (!f) {
+                emit("local-abstract", "fail", t, "cannot read /proc/net/unix: %s", strerror(errno));
+                return NULL;
+        }
+        while (fgets(line, sizeof(line), f)) {
+                unsigned flags, type;
+                char path[256];
+                size_t l;
+
+                /* Num RefCount Protocol Flags Type St Inode Path; listening: __SO_ACCEPTCON (0x10000). */
+                if (sscanf(line, "%*x: %*x %*x %x %x %*x %*u @%255[^\n]", &flags, &type, path) != 3 ||
+                    !(flags & 0x10000) || (type != 1 && type != 5) || abstract_allowed(path))
+                        continue;
+                if (++tried > MAX_LISTENERS)
+                        break;
+                if (!abstract_reaches(path))
+                        continue;
+                l = strlen(list);
+                (void)snprintf(list + l, sizeof(list) - l, "%s@%s", l ? " " : "", path);
+        }
+        if (tried > MAX_LISTENERS)
+                emit("local-abstract", "fail", t, "more than %d listeners", MAX_LISTENERS);
+        else if (list[0])
+                emit("local-abstract", "fail", t, "reached %s", list);
+        else
+                emit("local-abstract", "ok", t, "reached none of %u other listeners", tried);
+        return NULL;
+}
+
+/* ---- the command ---- */
+
+static void *(*const probes[])(void *) = {
+        probe_sudo,    probe_groups,    probe_processes,      probe_private_dirs,
+        probe_network, probe_local_tcp, probe_local_abstract,
+};
+
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+static size_t n_done;
+
+static void *run_probe(void *i)
+{
+        probes[(uintptr_t)i](NULL);
+        pthread_mutex_lock(&done_lock);
+        n_done++;
+        pthread_cond_signal(&done_cond);
+        pthread_mutex_unlock(&done_lock);
+        return NULL;
+}
+
+int sandbox_probe_inside_main(int argc, char **argv)
+{
+        InsideArgs a;
+        AjError e = {};
+        struct timespec deadline;
+        int r;
+
+        r = inside_args_parse(argc, argv, &a, &e);
+        if (r < 0) {
+                fprintf(stderr, "agentic-job sandbox probe-inside: %s\n", e.message);
+                return 2;
+        }
+        args = &a;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += ALL_MS / 1000;
+        for (size_t i = 0; i < ELEMENTSOF(probes); i++) {
+                pthread_t t;
+
+                r = pthread_create(&t, NULL, run_probe, (void *)(uintptr_t)i);
+                if (r != 0) {
+                        fprintf(stderr, "agentic-job sandbox probe-inside: cannot start a thread: %s\n",
+                                strerror(r));
+                        return 2;
+                }
+                (void)pthread_detach(t);
+        }
+        pthread_mutex_lock(&done_lock);
+        while (n_done < ELEMENTSOF(probes))
+                if (pthread_cond_timedwait(&done_cond, &done_lock, &deadline) == ETIMEDOUT)
+                        break;
+        r = n_done < ELEMENTSOF(probes);
+        pthread_mutex_unlock(&done_lock);
+        /* A probe still running has no result: the runner side counts it failed. */
+        pthread_mutex_lock(&out_lock);
+        fflush(stdout);
+        _exit(r);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* The table of probes, in the order they are printed: agentic-job-probes(7) is this table in prose. */
+#include "probes.h"
+
+#include <string.h>
+
+#include "macro.h"
+
+const ProbeDef probe_table[] = {
+        { "sudo-control", "privilege", PROBE_RUNNER,
+          "the runner runs the helper through its sudo rule (helper ping)", NULL, NULL },
+        { "sudo", "privilege", PROBE_SANDBOX, "sudo -n true", "sudo-control",
+          "setup's sudo rule denying the sandbox user everything, read last" },
+        { "groups-control", "privilege", PROBE_SANDBOX, "the sandbox user's groups are read and named", NULL,
+          NULL },
+        { "groups", "privilege", PROBE_SANDBOX,
+          "membership of a group that is root by another name (gid 0, "
+          "sudo, adm, disk, docker, ...)",
+          "groups-control", "setup adds the sandbox user to none" },
+        { "environ-control", "processes", PROBE_RUNNER,
+          "the runner reads the random canary in the environment of its decoy process", NULL, NULL },
+        { "proc-control", "processes", PROBE_SANDBOX,
+          "the sandbox user reads the environment and memory of, attaches to and signals a child of its own",
+          NULL, NULL },
+        { "environ-runner", "processes", PROBE_SANDBOX, "read /proc/PID/environ of the runner's decoy",
+          "environ-control", "a different uid and no CAP_SYS_PTRACE" },
+        { "proc-mem", "processes", PROBE_SANDBOX, "open /proc/PID/mem of the runner's decoy", "proc-control",
+          "a different uid and no CAP_SYS_PTRACE" },
+        { "ptrace-runner", "processes", PROBE_SANDBOX, "PTRACE_ATTACH to the runner's decoy", "proc-control",
+          "a different uid and no CAP_SYS_PTRACE" },
+        { "signal-runner", "processes", PROBE_SANDBOX, "kill(PID, 0) of the runner's decoy", "proc-control",
+          "a different uid and no CAP_KILL" },
+        { "private-dir-control", "files", PROBE_RUNNER, "the runner reads its own home", NULL, NULL },
+        { "private-dir:", "files", PROBE_SANDBOX,
+          "read or search the runner's home and each configured private directory", "private-dir-control",
+          "setup's chmod 0700" },
+        { "network-control", "network", PROBE_SANDBOX,
+          "fetch control-url (through the proxy where there is one)", NULL, NULL },
+        { "metadata-control", "network", PROBE_RUNNER,
+          "the runner reaches the cloud metadata address 169.254.169.254 (a note where it cannot)", NULL,
+          NULL },
+        { "metadata", "network", PROBE_SANDBOX, "reach 169.254.169.254 without the proxy", "network-control",
+          "the nftables rules on the sandbox uids" },
+        { "egress-direct", "network", PROBE_SANDBOX, "fetch control-url without the proxy",
+          "network-control", "the nftables rules on the sandbox uids (only loopback's proxy port)" },
+        { "local-tcp-control", "local-ipc", PROBE_SANDBOX,
+          "connect to the proxy's port (without the proxy: to a listener the runner opened)", NULL, NULL },
+        { "local-tcp", "local-ipc", PROBE_SANDBOX,
+          "connect to every listening TCP socket on loopback and local addresses, IPv4 and IPv6, but the "
+          "proxy's and allow-tcp-ports (a listener of the runner's among them)",
+          "local-tcp-control", "the nftables rules on the sandbox uids" },
+        { "local-abstract-control", "local-ipc", PROBE_SANDBOX,
+          "connect to an abstract unix socket the runner opened", NULL, NULL },
+        { "local-abstract", "local-ipc", PROBE_SANDBOX,
+          "connect to every listening abstract unix socket but those of allow-sockets",
+          "local-abstract-control", "nothing but their absence: any user reaches them" },
+};
+const size_t probe_table_size = ELEMENTSOF(probe_table);
+
+const ProbeDef *probe_lookup(const char *name)
+{
+        for (size_t i = 0; i < probe_table_size; i++) {
+                const char *p = probe_table[i].name;
+                size_t n = strlen(p);
+
+                if (p[n - 1] == ':' ? strncmp(name, p, n) == 0 && name[n] != '\0' : strcmp(name, p) == 0)
+                        return &probe_table[i];
+        }
+        return NULL;
+}
