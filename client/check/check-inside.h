@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What the runner side tells the sandbox side, on its command line (nothing secret: the canary stays
- * with the runner), and the names of the results the sandbox side owes. */
+/* What the runner side tells the sandbox side, on its command line (nothing secret), and the names of the
+ * results the sandbox side owes. */
 #pragma once
 
 #include <stddef.h>
@@ -11,7 +11,6 @@
 #define INSIDE_MAX_LIST 64
 
 typedef struct InsideArgs {
-        pid_t decoy;             /* --decoy PID: the runner's decoy process */
         unsigned proxy_port;     /* --proxy-port N: 0 without the proxy */
         const char *control_url; /* --control-url URL */
         unsigned tcp_control;    /* --tcp-control PORT: the runner's listener on 127.0.0.1 */

@@ -215,7 +215,9 @@ static int open_dir(const char *dir, const char *prefix, bool *own, char *why, s
 
 int record_take(const char *dir, RecordTaken *ret)
 {
-        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        _cleanup_close_ int dfd = -EBADF;
+        /* cppcheck-suppress unreadVariable ; the cleanup reads it on the paths that never open the file */
+        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *data = NULL;
         RecordTaken t = {};
         struct stat st;
@@ -229,22 +231,31 @@ int record_take(const char *dir, RecordTaken *ret)
         dfd = open_dir(dir, "the record was not taken: ", &own, t.note, sizeof(t.note));
         if (dfd < 0)
                 return dfd == -ENOENT ? 0 : dfd;
-        fd = openat(dfd, RECORD_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT) {
-                t.note[0] = '\0';
-                *ret = t;
+        /* What is there, without following a link; then opened without following one, and checked to be
+         * the same file. A file of another owner is judged before it is opened, since the runner may not
+         * be able to open it at all. */
+        if (fstatat(dfd, RECORD_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = (RecordTaken){};
                 return 0;
         }
-        if (own) {
-                if (fd < 0)
-                        (void)snprintf(t.note, sizeof(t.note), "the record was not taken: %s",
-                                       errno == ELOOP ? "it is a link" : strerror(errno));
-                else if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        if (!own)
+                ; /* t.note says why */
+        else if (S_ISLNK(st.st_mode))
+                (void)snprintf(t.note, sizeof(t.note), "the record was not taken: it is a link");
+        else if (!S_ISREG(st.st_mode))
+                (void)snprintf(t.note, sizeof(t.note), "the record was not taken: not a regular file");
+        else if (st.st_uid != getuid())
+                (void)snprintf(t.note, sizeof(t.note), "the record was not taken: not the runner's file");
+        else {
+                struct stat st2;
+
+                fd = openat(dfd, RECORD_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st2) < 0 || !S_ISREG(st2.st_mode) || st2.st_uid != getuid() ||
+                    st2.st_ino != st.st_ino || st2.st_dev != st.st_dev)
                         (void)snprintf(t.note, sizeof(t.note),
-                                       "the record was not taken: not a regular file");
-                else if (st.st_uid != getuid())
-                        (void)snprintf(t.note, sizeof(t.note),
-                                       "the record was not taken: not the runner's file");
+                                       "the record was not taken: it changed while read");
                 else if (read_regular_fd(fd, RECORD_MAX_SIZE, &data, &n) < 0 ||
                          record_parse(data, n, &t.record) < 0)
                         (void)snprintf(t.note, sizeof(t.note), "the record was not taken: malformed");

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,25 +29,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build-config.h"
 #include "check-inside.h"
 #include "check-line.h"
 #include "check-text.h"
 #include "config.h"
+#include "egress-policy.h"
 #include "macro.h"
-#include "parse.h"
+#include "procnet.h"
 
 extern char **environ;
 
+#define STATE_DIR     "/etc/agentic-job"
+#define HELPER_DIR    "/usr/local/libexec"
+#define POLICY_DIR    "/opt/egress-proxy/policy"
 #define METADATA_URL  "http://169.254.169.254/"
 #define CURL          "/usr/bin/curl"
-#define SUDO          "/usr/bin/sudo"
 #define PROGRAM_MS    10000 /* any program a probe runs */
 #define CONNECT_MS    1000  /* one local connect() */
 #define ALL_MS        45000 /* every probe */
 #define MAX_LISTENERS 1024
 
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-static const InsideArgs *args;
+static InsideArgs args_storage;
+static const InsideArgs *const args = &args_storage;
 
 static long long now_ms(void)
 {
@@ -105,7 +111,6 @@ static int run(char *const *argv, char *out, size_t size)
         int pipefd[2] = { -1, -1 }, status, r;
         pid_t pid;
         long long deadline = now_ms() + PROGRAM_MS;
-        size_t n = 0;
 
         if (out && pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
@@ -119,6 +124,8 @@ static int run(char *const *argv, char *out, size_t size)
                 return r;
         }
         if (out) {
+                size_t n = 0;
+
                 for (;;) {
                         struct pollfd p = { pipefd[0], POLLIN, 0 };
                         long long left = deadline - now_ms();
@@ -153,23 +160,6 @@ static int run(char *const *argv, char *out, size_t size)
 }
 
 /* ---- privilege ---- */
-
-static void *probe_sudo(void *unused)
-{
-        long long t = now_ms();
-        int r;
-
-        (void)unused;
-        r = run((char *const[]){ (char *)SUDO, (char *)"-n", (char *)"true", NULL }, NULL, 0);
-        if (r < 0 || r == 127)
-                emit("sudo", "note", t, "cannot run " SUDO " (%s): not probed",
-                     r < 0 ? strerror(-r) : "status 127");
-        else if (r == 0)
-                emit("sudo", "fail", t, "sudo -n true succeeded");
-        else
-                emit("sudo", "ok", t, "sudo -n true refused (status %d)", r);
-        return NULL;
-}
 
 static void *probe_groups(void *unused)
 {
@@ -218,106 +208,6 @@ static void *probe_groups(void *unused)
         return NULL;
 }
 
-/* ---- processes ---- */
-
-/* What the sandbox user can do to process pid: read its environment (bytes read, or -errno), open its
- * memory, attach to it, signal it. */
-typedef struct ProcAccess {
-        ssize_t environ; /* bytes, or -errno */
-        int mem;         /* 0 or -errno */
-        int ptrace;
-        int signal;
-} ProcAccess;
-
-static ProcAccess proc_access(pid_t pid)
-{
-        ProcAccess a;
-        char path[64], buf[4096];
-        int fd;
-
-        (void)snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                a.environ = -errno;
-        else {
-                a.environ = read(fd, buf, sizeof(buf));
-                if (a.environ < 0)
-                        a.environ = -errno;
-                close(fd);
-        }
-        (void)snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        a.mem = fd < 0 ? -errno : 0;
-        if (fd >= 0)
-                close(fd);
-        /* A seized tracee is not stopped; it is released when this thread ends. */
-        a.ptrace = ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0 ? -errno : 0;
-        a.signal = kill(pid, 0) < 0 ? -errno : 0;
-        return a;
-}
-
-static void *probe_processes(void *unused)
-{
-        char *const sleeper[] = { (char *)"/bin/sleep", (char *)"30", NULL };
-        char *const env[] = { (char *)"AGENTIC_JOB_OWN_CHILD=1", NULL };
-        long long t = now_ms();
-        ProcAccess own, runner;
-        pid_t child;
-
-        (void)unused;
-        child = start(sleeper, env, -1);
-        if (child < 0) {
-                emit("proc-control", "fail", t, "cannot start %s: %s", sleeper[0], strerror(errno));
-        } else {
-                own = proc_access(child);
-                (void)kill(child, SIGKILL);
-                (void)waitpid(child, NULL, 0);
-                if (own.environ > 0 && own.mem == 0 && own.ptrace == 0 && own.signal == 0)
-                        emit("proc-control", "ok", t,
-                             "read the environment and memory of, attached to and signalled a child of its "
-                             "own");
-                else
-                        emit("proc-control", "fail", t,
-                             "on a child of its own: environ %s, mem %s, ptrace %s, signal %s",
-                             own.environ > 0 ? "read" : "refused",
-                             own.mem == 0 ? "opened" : strerror(-own.mem),
-                             own.ptrace == 0 ? "attached" : strerror(-own.ptrace),
-                             own.signal == 0 ? "sent" : strerror(-own.signal));
-        }
-
-        runner = proc_access(args->decoy);
-        if (runner.environ == -ENOENT || runner.environ == -ESRCH)
-                emit("environ-runner", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
-        else if (runner.environ >= 0)
-                emit("environ-runner", "fail", t,
-                     "read %zd bytes of the environment of the runner's decoy %d", runner.environ,
-                     (int)args->decoy);
-        else
-                emit("environ-runner", "ok", t, "reading /proc/%d/environ refused (%s)", (int)args->decoy,
-                     strerror((int)-runner.environ));
-        if (runner.mem == 0)
-                emit("proc-mem", "fail", t, "opened /proc/%d/mem of the runner's decoy", (int)args->decoy);
-        else if (runner.mem == -ENOENT)
-                emit("proc-mem", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
-        else
-                emit("proc-mem", "ok", t, "opening /proc/%d/mem refused (%s)", (int)args->decoy,
-                     strerror(-runner.mem));
-        if (runner.ptrace == 0)
-                emit("ptrace-runner", "fail", t, "attached to the runner's decoy %d", (int)args->decoy);
-        else if (runner.ptrace == -ESRCH)
-                emit("ptrace-runner", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
-        else
-                emit("ptrace-runner", "ok", t, "PTRACE_SEIZE refused (%s)", strerror(-runner.ptrace));
-        if (runner.signal == 0)
-                emit("signal-runner", "fail", t, "may signal the runner's decoy %d", (int)args->decoy);
-        else if (runner.signal == -ESRCH)
-                emit("signal-runner", "note", t, "the decoy %d is not there: not probed", (int)args->decoy);
-        else
-                emit("signal-runner", "ok", t, "kill(%d, 0) refused (%s)", (int)args->decoy,
-                     strerror(-runner.signal));
-        return NULL;
-}
-
 /* ---- files ---- */
 
 static void *probe_private_dirs(void *unused)
@@ -346,6 +236,50 @@ static void *probe_private_dirs(void *unused)
                 else
                         emit(name, "ok", t, "%s is closed (mode %04o)", d, (unsigned)(st.st_mode & 07777));
         }
+        return NULL;
+}
+
+/* What setup installed and root trusts: the sandbox user must be able to change none of it. Asked with
+ * faccessat(2), which answers as the kernel would for a write (modes, ACLs, read-only mounts) and changes
+ * nothing. */
+static void *probe_state_write(void *unused)
+{
+        const char *const state[] = {
+                STATE_DIR,
+                CONFIG_PATH,
+                HELPER_DIR,
+                HELPER_PATH,
+                args->proxy_port ? POLICY_DIR : NULL,
+                args->proxy_port ? EGRESS_POLICY_PATH : NULL,
+        };
+        char list[CHECK_DETAIL_MAX] = "", buf[4096];
+        struct passwd pw, *res = NULL;
+        long long t = now_ms();
+        unsigned n = 0;
+
+        (void)unused;
+        if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || !res ||
+            faccessat(AT_FDCWD, res->pw_dir, W_OK, AT_EACCESS) < 0)
+                emit("state-write-control", "fail", t, "the sandbox user cannot write its own home (%s)",
+                     res ? res->pw_dir : "no user entry");
+        else
+                emit("state-write-control", "ok", t, "the sandbox user may write its home %s", res->pw_dir);
+        t = now_ms();
+        for (size_t i = 0; i < ELEMENTSOF(state); i++) {
+                size_t l;
+
+                if (!state[i])
+                        continue;
+                n++;
+                if (faccessat(AT_FDCWD, state[i], W_OK, AT_EACCESS) < 0)
+                        continue;
+                l = strlen(list);
+                (void)snprintf(list + l, sizeof(list) - l, "%s%s", l ? " " : "", state[i]);
+        }
+        if (list[0])
+                emit("state-write", "fail", t, "the sandbox user may write %s", list);
+        else
+                emit("state-write", "ok", t, "none of %u files and directories of root's is writable", n);
         return NULL;
 }
 
@@ -473,36 +407,30 @@ static int scan_tcp(const char *file, int family, char *list, size_t size, unsig
         if (!f)
                 return errno == ENOENT ? 0 : -errno;
         while (fgets(line, sizeof(line), f)) {
-                char local[64], addr_text[INET6_ADDRSTRLEN];
-                unsigned port, state, w[4];
+                char addr_text[INET6_ADDRSTRLEN];
                 unsigned char addr[16];
+                ProcNetTcp l4;
+                unsigned port;
                 size_t l;
+                int k = procnet_tcp_line(line, family == AF_INET6, &l4);
 
-                if (sscanf(line, " %*u: %63[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", local, &port, &state) !=
-                            3 ||
-                    state != 0x0A || port_allowed(port))
+                if (k < 0)
+                        return -EBADMSG;
+                if (k == 0 || port_allowed(l4.port))
                         continue;
                 if (++*n_tried > MAX_LISTENERS)
                         break;
-                if (family == AF_INET) {
-                        if (sscanf(local, "%8x", &w[0]) != 1)
-                                continue;
-                        memcpy(addr, &w[0], 4); /* the kernel prints the address in host order of bytes */
-                        if (w[0] == 0)          /* wildcard: dialled on loopback */
-                                memcpy(addr, &(uint32_t){ htonl(INADDR_LOOPBACK) }, 4);
-                } else {
-                        if (strlen(local) != 32 ||
-                            sscanf(local, "%8x%8x%8x%8x", &w[0], &w[1], &w[2], &w[3]) != 4)
-                                continue;
-                        memcpy(addr, w, 16);
-                        if (memcmp(addr, &in6addr_any, 16) == 0) {
-                                memcpy(addr, &in6addr_loopback, 16);
-                                /* A wildcard of IPv6 takes IPv4 too, unless it is v6-only. */
-                                if (reaches_tcp(AF_INET, &(uint32_t){ htonl(INADDR_LOOPBACK) }, port)) {
-                                        l = strlen(list);
-                                        (void)snprintf(list + l, size - l, "%s127.0.0.1:%u", l ? " " : "",
-                                                       port);
-                                }
+                port = l4.port;
+                memcpy(addr, l4.addr, 16);
+                if (family == AF_INET &&
+                    memcmp(addr, "\0\0\0\0", 4) == 0) /* wildcard: dialled on loopback */
+                        memcpy(addr, &(uint32_t){ htonl(INADDR_LOOPBACK) }, 4);
+                if (family == AF_INET6 && memcmp(addr, &in6addr_any, 16) == 0) {
+                        memcpy(addr, &in6addr_loopback, 16);
+                        /* A wildcard of IPv6 takes IPv4 too, unless it is v6-only. */
+                        if (reaches_tcp(AF_INET, &(uint32_t){ htonl(INADDR_LOOPBACK) }, port)) {
+                                l = strlen(list);
+                                (void)snprintf(list + l, size - l, "%s127.0.0.1:%u", l ? " " : "", port);
                         }
                 }
                 if (!reaches_tcp(family, addr, port))
@@ -534,7 +462,8 @@ static void *probe_local_tcp(void *unused)
         if (r >= 0)
                 r = scan_tcp("/proc/net/tcp6", AF_INET6, list, sizeof(list), &tried);
         if (r < 0)
-                emit("local-tcp", "fail", t, "cannot read /proc/net/tcp: %s", strerror(-r));
+                emit("local-tcp", "fail", t, "cannot read /proc/net/tcp: %s",
+                     r == -EBADMSG ? "a line of an unknown shape" : strerror(-r));
         else if (tried > MAX_LISTENERS)
                 emit("local-tcp", "fail", t, "more than %d listeners", MAX_LISTENERS);
         else if (list[0])
@@ -585,13 +514,16 @@ static void *probe_local_abstract(void *unused)
                 return NULL;
         }
         while (fgets(line, sizeof(line), f)) {
-                unsigned flags, type;
-                char path[256];
+                ProcNetUnix u;
                 size_t l;
+                int k = procnet_unix_line(line, &u);
+                const char *path = u.name;
 
-                /* Num RefCount Protocol Flags Type St Inode Path; listening: __SO_ACCEPTCON (0x10000). */
-                if (sscanf(line, "%*x: %*x %*x %x %x %*x %*u @%255[^\n]", &flags, &type, path) != 3 ||
-                    !(flags & 0x10000) || (type != 1 && type != 5) || abstract_allowed(path))
+                if (k < 0) {
+                        emit("local-abstract", "fail", t, "/proc/net/unix: a line of an unknown shape");
+                        return NULL;
+                }
+                if (k == 0 || abstract_allowed(path))
                         continue;
                 if (++tried > MAX_LISTENERS)
                         break;
@@ -612,8 +544,8 @@ static void *probe_local_abstract(void *unused)
 /* ---- the command ---- */
 
 static void *(*const probes[])(void *) = {
-        probe_sudo,    probe_groups,    probe_processes,      probe_private_dirs,
-        probe_network, probe_local_tcp, probe_local_abstract,
+        probe_groups,  probe_private_dirs, probe_state_write,
+        probe_network, probe_local_tcp,    probe_local_abstract,
 };
 
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -632,17 +564,15 @@ static void *run_probe(void *i)
 
 int sandbox_probe_inside_main(int argc, char **argv)
 {
-        InsideArgs a;
         AjError e = {};
         struct timespec deadline;
         int r;
 
-        r = inside_args_parse(argc, argv, &a, &e);
+        r = inside_args_parse(argc, argv, &args_storage, &e);
         if (r < 0) {
                 fprintf(stderr, "agentic-job sandbox probe-inside: %s\n", e.message);
                 return 2;
         }
-        args = &a;
         clock_gettime(CLOCK_REALTIME, &deadline);
         deadline.tv_sec += ALL_MS / 1000;
         for (size_t i = 0; i < ELEMENTSOF(probes); i++) {

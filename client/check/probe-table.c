@@ -7,33 +7,24 @@
 #include "macro.h"
 
 const ProbeDef probe_table[] = {
-        { "sudo-control", "privilege", PROBE_RUNNER,
-          "the runner runs the helper through its sudo rule (helper ping)", NULL, NULL },
-        { "sudo", "privilege", PROBE_SANDBOX, "sudo -n true", "sudo-control",
-          "setup's sudo rule denying the sandbox user everything, read last" },
         { "groups-control", "privilege", PROBE_SANDBOX, "the sandbox user's groups are read and named", NULL,
           NULL },
         { "groups", "privilege", PROBE_SANDBOX,
           "membership of a group that is root by another name (gid 0, "
           "sudo, adm, disk, docker, ...)",
           "groups-control", "setup adds the sandbox user to none" },
-        { "environ-control", "processes", PROBE_RUNNER,
-          "the runner reads the random canary in the environment of its decoy process", NULL, NULL },
-        { "proc-control", "processes", PROBE_SANDBOX,
-          "the sandbox user reads the environment and memory of, attaches to and signals a child of its own",
-          NULL, NULL },
-        { "environ-runner", "processes", PROBE_SANDBOX, "read /proc/PID/environ of the runner's decoy",
-          "environ-control", "a different uid and no CAP_SYS_PTRACE" },
-        { "proc-mem", "processes", PROBE_SANDBOX, "open /proc/PID/mem of the runner's decoy", "proc-control",
-          "a different uid and no CAP_SYS_PTRACE" },
-        { "ptrace-runner", "processes", PROBE_SANDBOX, "PTRACE_ATTACH to the runner's decoy", "proc-control",
-          "a different uid and no CAP_SYS_PTRACE" },
-        { "signal-runner", "processes", PROBE_SANDBOX, "kill(PID, 0) of the runner's decoy", "proc-control",
-          "a different uid and no CAP_KILL" },
         { "private-dir-control", "files", PROBE_RUNNER, "the runner reads its own home", NULL, NULL },
         { "private-dir:", "files", PROBE_SANDBOX,
           "read or search the runner's home and each configured private directory", "private-dir-control",
           "setup's chmod 0700" },
+        { "state-write-control", "files", PROBE_SANDBOX, "the sandbox user may write its own home", NULL,
+          NULL },
+        { "state-write", "files", PROBE_SANDBOX,
+          "write (faccessat W_OK) /etc/agentic-job, its config.toml, /usr/local/libexec, the helper, and "
+          "with the "
+          "proxy the policy and its directory",
+          "state-write-control",
+          "setup: root's alone (the helper and the check refuse the configuration otherwise)" },
         { "network-control", "network", PROBE_SANDBOX,
           "fetch control-url (through the proxy where there is one)", NULL, NULL },
         { "metadata-control", "network", PROBE_RUNNER,
@@ -54,6 +45,12 @@ const ProbeDef probe_table[] = {
         { "local-abstract", "local-ipc", PROBE_SANDBOX,
           "connect to every listening abstract unix socket but those of allow-sockets",
           "local-abstract-control", "nothing but their absence: any user reaches them" },
+        { "kill-user", "check", PROBE_RUNNER, "helper kill-user before the first probe (a note)", NULL,
+          NULL },
+        { "probe-inside", "check", PROBE_RUNNER,
+          "the sandbox side ran in one helper enter and wrote nothing but result lines", NULL, NULL },
+        { "record", "check", PROBE_RUNNER, "the pass record (notes; a failure to write one asked for)", NULL,
+          NULL },
 };
 const size_t probe_table_size = ELEMENTSOF(probe_table);
 
