@@ -15,8 +15,18 @@
 
 /* In the order of the table (probe-table.c); a unit test holds the two to each other. */
 static const char *const fixed_names[] = {
-        "groups-control", "groups",        "state-write-control", "state-write", "network-control",
-        "metadata",       "egress-direct", "local-tcp-control",   "local-tcp",   "local-abstract-control",
+        "groups-control",
+        "groups",
+        "state-write-control",
+        "state-write",
+        "user-manager-control",
+        "user-manager",
+        "network-control",
+        "metadata",
+        "egress-direct",
+        "local-tcp-control",
+        "local-tcp",
+        "local-abstract-control",
         "local-abstract",
 };
 
@@ -34,7 +44,7 @@ static int number(const char *s, uint64_t max, unsigned long *ret)
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
 {
         InsideArgs a = {};
-        bool have_proxy = false, have_tcp = false;
+        bool have_manager = false, have_proxy = false, have_tcp = false;
         unsigned long v;
 
         assert(ret);
@@ -49,6 +59,11 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                                 return aj_error(reterr, EINVAL, 0, 0, "--proxy-port: not a port or 0");
                         a.proxy_port = (unsigned)v;
                         have_proxy = true;
+                } else if (strcmp(o, "--user-manager") == 0 && !have_manager) {
+                        if (strcmp(val, "kept") != 0 && strcmp(val, "masked") != 0)
+                                return aj_error(reterr, EINVAL, 0, 0, "--user-manager: not kept or masked");
+                        a.user_manager_kept = strcmp(val, "kept") == 0;
+                        have_manager = true;
                 } else if (strcmp(o, "--tcp-control") == 0 && !have_tcp) {
                         if (number(val, 65535, &v) < 0 || v == 0)
                                 return aj_error(reterr, EINVAL, 0, 0, "--tcp-control: not a port");
@@ -76,9 +91,10 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                 } else
                         return aj_error(reterr, EINVAL, 0, 0, "unknown, repeated or one too many: %s", o);
         }
-        if (!have_proxy || !have_tcp || !a.control_url || !a.abstract)
+        if (!have_proxy || !have_manager || !have_tcp || !a.control_url || !a.abstract)
                 return aj_error(reterr, EINVAL, 0, 0,
-                                "--proxy-port, --tcp-control, --control-url and --abstract are needed");
+                                "--proxy-port, --user-manager, --tcp-control, --control-url and --abstract "
+                                "are needed");
         *ret = a;
         return 0;
 }

@@ -3,6 +3,7 @@
  * results the sandbox side owes. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -15,6 +16,7 @@ typedef struct InsideArgs {
         const char *control_url; /* --control-url URL */
         unsigned tcp_control;    /* --tcp-control PORT: the runner's listener on 127.0.0.1 */
         const char *abstract;    /* --abstract NAME: the runner's abstract socket, without '@' */
+        bool user_manager_kept;  /* --user-manager kept|masked: [sandbox] user-manager */
         const char *private[INSIDE_MAX_LIST]; /* --private DIR, each */
         size_t n_private;
         unsigned allow_tcp[INSIDE_MAX_LIST]; /* --allow-tcp PORT, each */

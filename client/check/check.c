@@ -268,6 +268,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         argv[k++] = (char *)"probe-inside";
         argv[k++] = (char *)"--proxy-port";
         argv[k++] = (char *)(c->egress_proxy ? "3128" : "0");
+        argv[k++] = (char *)"--user-manager";
+        argv[k++] = (char *)(c->user_manager ? "kept" : "masked");
         argv[k++] = (char *)"--control-url";
         argv[k++] = c->check_control_url;
         argv[k++] = (char *)"--tcp-control";

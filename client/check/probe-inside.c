@@ -43,6 +43,7 @@ extern char **environ;
 #define STATE_DIR     "/etc/agentic-job"
 #define HELPER_DIR    "/usr/local/libexec"
 #define POLICY_DIR    "/opt/egress-proxy/policy"
+#define SYSTEMD_RUN   "/usr/bin/systemd-run"
 #define METADATA_URL  "http://169.254.169.254/"
 #define CURL          "/usr/bin/curl"
 #define PROGRAM_MS    10000 /* any program a probe runs */
@@ -106,7 +107,7 @@ static pid_t start(char *const *argv, char *const *env, int out_fd)
         _exit(127);
 }
 
-static int run(char *const *argv, char *out, size_t size)
+static int run(char *const *argv, char *const *env, char *out, size_t size)
 {
         int pipefd[2] = { -1, -1 }, status, r;
         pid_t pid;
@@ -114,7 +115,7 @@ static int run(char *const *argv, char *out, size_t size)
 
         if (out && pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
-        pid = start(argv, environ, pipefd[1]);
+        pid = start(argv, env, pipefd[1]);
         if (out)
                 close(pipefd[1]);
         if (pid < 0) {
@@ -239,6 +240,56 @@ static void *probe_private_dirs(void *unused)
         return NULL;
 }
 
+/* A user manager runs units that outlive the command that started them, outside its cgroup, without
+ * no_new_privs: the sandbox user asks it for one, as anyone would, with XDG_RUNTIME_DIR set. */
+static void *probe_user_manager(void *unused)
+{
+        char runtime[64], xdg[96];
+        long long t = now_ms();
+        size_t n = 0;
+        char *env[64];
+        struct stat st;
+        int r;
+
+        (void)unused;
+        (void)snprintf(runtime, sizeof(runtime), "/run/user/%u", (unsigned)getuid());
+        (void)snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", runtime);
+        if (access("/run/systemd/system", F_OK) < 0) {
+                emit("user-manager-control", "note", t, "systemd is not running: there is no user manager");
+                emit("user-manager", "note", t, "not probed: systemd is not running");
+                return NULL;
+        }
+        if (access(SYSTEMD_RUN, X_OK) < 0 || stat(runtime, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                emit("user-manager-control", "fail", t, "%s",
+                     access(SYSTEMD_RUN, X_OK) < 0 ? "no " SYSTEMD_RUN
+                                                   : "no session directory /run/user/UID");
+                emit("user-manager", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        emit("user-manager-control", "ok", t, "%s is there and a session of the sandbox user's is open (%s)",
+             SYSTEMD_RUN, runtime);
+        t = now_ms();
+        if (args->user_manager_kept) {
+                emit("user-manager", "note", t,
+                     "not probed: [sandbox] user-manager = true keeps the sandbox user's user manager");
+                return NULL;
+        }
+        for (char **e = environ; *e && n < ELEMENTSOF(env) - 2; e++)
+                if (strncmp(*e, "XDG_RUNTIME_DIR=", 16) != 0)
+                        env[n++] = *e;
+        env[n++] = xdg;
+        env[n] = NULL;
+        r = run((char *const[]){ (char *)SYSTEMD_RUN, (char *)"--user", (char *)"--quiet", (char *)"--wait",
+                                 (char *)"--collect", (char *)"/bin/true", NULL },
+                env, NULL, 0);
+        if (r == 0)
+                emit("user-manager", "fail", t,
+                     "systemd-run --user started a unit: the sandbox user has a user manager");
+        else
+                emit("user-manager", "ok", t, "systemd-run --user refused (status %d): no user manager", r);
+        return NULL;
+}
+
 /* What setup installed and root trusts: the sandbox user must be able to change none of it. Asked with
  * faccessat(2), which answers as the kernel would for a write (modes, ACLs, read-only mounts) and changes
  * nothing. */
@@ -299,7 +350,7 @@ static int curl_code(const char *url, bool direct, char code[8])
                 argv[8] = (char *)url;
                 argv[9] = NULL;
         }
-        r = run(argv, out, sizeof(out));
+        r = run(argv, environ, out, sizeof(out));
         (void)snprintf(code, 8, "%.3s", r >= 0 && strlen(out) == 3 ? out : "000");
         return r;
 }
@@ -544,7 +595,7 @@ static void *probe_local_abstract(void *unused)
 /* ---- the command ---- */
 
 static void *(*const probes[])(void *) = {
-        probe_groups,  probe_private_dirs, probe_state_write,
+        probe_groups,  probe_private_dirs, probe_state_write,    probe_user_manager,
         probe_network, probe_local_tcp,    probe_local_abstract,
 };
 

@@ -25,6 +25,13 @@ const ProbeDef probe_table[] = {
           "proxy the policy and its directory",
           "state-write-control",
           "setup: root's alone (the helper and the check refuse the configuration otherwise)" },
+        { "user-manager-control", "privilege", PROBE_SANDBOX,
+          "systemd-run is there and a session of the sandbox user's is open (/run/user/UID)", NULL, NULL },
+        { "user-manager", "privilege", PROBE_SANDBOX,
+          "start a transient unit of its own user manager (systemd-run --user), which would outlive the "
+          "command, leave its cgroup and have no no_new_privs",
+          "user-manager-control",
+          "setup masks user@UID.service ([sandbox] user-manager = true keeps it: a note)" },
         { "network-control", "network", PROBE_SANDBOX,
           "fetch control-url (through the proxy where there is one)", NULL, NULL },
         { "metadata-control", "network", PROBE_RUNNER,

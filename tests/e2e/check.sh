@@ -109,7 +109,8 @@ expect_eq "the check passes: status 0" 0 "$status"
 expect_eq "no probe failed" "" "$failed"
 echo "# ${AJH_RELEASE:-?}: the whole check took $elapsed_ms ms"
 PROBES=(private-dir-control metadata-control groups-control groups "private-dir:$RUNNER_HOME"
-        "private-dir:$PRIVATE" state-write-control state-write network-control metadata egress-direct
+        "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
+        network-control metadata egress-direct
         local-tcp-control local-tcp local-abstract-control local-abstract probe-inside)
 for p in "${PROBES[@]}"; do
         expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
@@ -146,6 +147,20 @@ expect_failing "the egress policy writable by others" "state-write"
 expect_contains "it is named" "$POLICY" "$(grep '^FAIL \[state-write\]' "$work/out")"
 chmod o-w "$POLICY"
 
+SB_UID=$(id -u "$SANDBOX")
+expect_eq "setup masked the sandbox user's user manager" "masked" "$(systemctl is-enabled "user@$SB_UID.service" 2>&1)"
+systemctl unmask --quiet "user@$SB_UID.service"
+on_exit "systemctl mask --quiet user@$SB_UID.service"
+expect_failing "the user manager unmasked" "user-manager"
+cp -p /etc/agentic-job/config.toml "$work/installed.toml"
+on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
+sed -i 's|^\[sandbox\]$|&\nuser-manager = true|' /etc/agentic-job/config.toml
+expect_failing "the same with [sandbox] user-manager = true" ""
+expect_contains "a note names the choice, never ok" "note [user-manager] not probed: [sandbox] user-manager = true" \
+        "$(cat "$work/out")"
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+systemctl mask --quiet "user@$SB_UID.service"
+
 NFT_SAVED=$work/table.nft
 nft list table inet agentic_job >"$NFT_SAVED"
 nft delete table inet agentic_job
@@ -165,8 +180,6 @@ on_exit "kill $abstract_pid"
 for _ in $(seq 100); do [ -s "$work/abstract.ready" ] && break; sleep 0.05; done
 expect_failing "an abstract socket of root's" "local-abstract"
 expect_contains "it is named" "@ajt-check-abstract" "$(grep '^FAIL \[local-abstract\]' "$work/out")"
-cp -p /etc/agentic-job/config.toml "$work/installed.toml"
-on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
 sed -i 's|^control-url = .*|&\nallow-sockets = ["@ajt-check-abstract"]|' /etc/agentic-job/config.toml
 expect_failing "the same socket in [sandbox.check] allow-sockets" ""
 cp -p "$work/installed.toml" /etc/agentic-job/config.toml

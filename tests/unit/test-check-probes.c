@@ -57,6 +57,8 @@ START_TEST(test_inside_args)
         char *ok[] = { "probe-inside",
                        "--proxy-port",
                        "3128",
+                       "--user-manager",
+                       "masked",
                        "--control-url",
                        "https://x/",
                        "--tcp-control",
@@ -91,7 +93,7 @@ START_TEST(test_inside_args)
                 { "--private", NULL, NULL },           /* no value */
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                char *argv[20];
+                char *argv[24];
                 int n = 0;
 
                 for (size_t j = 0; ok[j]; j++)
