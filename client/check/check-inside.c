@@ -23,6 +23,7 @@ static const char *const fixed_names[] = {
         "user-manager",
         "network-control",
         "metadata",
+        "egress-post",
         "egress-direct",
         "local-tcp-control",
         "local-tcp",
@@ -44,7 +45,7 @@ static int number(const char *s, uint64_t max, unsigned long *ret)
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
 {
         InsideArgs a = {};
-        bool have_manager = false, have_proxy = false, have_tcp = false;
+        bool have_post = false, have_manager = false, have_proxy = false, have_tcp = false;
         unsigned long v;
 
         assert(ret);
@@ -64,6 +65,17 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                                 return aj_error(reterr, EINVAL, 0, 0, "--user-manager: not kept or masked");
                         a.user_manager_kept = strcmp(val, "kept") == 0;
                         have_manager = true;
+                } else if (strcmp(o, "--post") == 0 && !have_post) {
+                        if (strcmp(val, "refused") == 0)
+                                a.post = INSIDE_POST_REFUSED;
+                        else if (strcmp(val, "admitted") == 0)
+                                a.post = INSIDE_POST_ADMITTED;
+                        else if (strcmp(val, "none") == 0)
+                                a.post = INSIDE_POST_NONE;
+                        else
+                                return aj_error(reterr, EINVAL, 0, 0,
+                                                "--post: not refused, admitted or none");
+                        have_post = true;
                 } else if (strcmp(o, "--tcp-control") == 0 && !have_tcp) {
                         if (number(val, 65535, &v) < 0 || v == 0)
                                 return aj_error(reterr, EINVAL, 0, 0, "--tcp-control: not a port");
@@ -91,7 +103,7 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                 } else
                         return aj_error(reterr, EINVAL, 0, 0, "unknown, repeated or one too many: %s", o);
         }
-        if (!have_proxy || !have_manager || !have_tcp || !a.control_url || !a.abstract)
+        if (!have_proxy || !have_manager || !have_post || !have_tcp || !a.control_url || !a.abstract)
                 return aj_error(reterr, EINVAL, 0, 0,
                                 "--proxy-port, --user-manager, --tcp-control, --control-url and --abstract "
                                 "are needed");

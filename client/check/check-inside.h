@@ -11,12 +11,19 @@
 
 #define INSIDE_MAX_LIST 64
 
+typedef enum InsidePost {
+        INSIDE_POST_NONE,     /* no proxy */
+        INSIDE_POST_REFUSED,  /* the policy refuses a POST with a body to control-url */
+        INSIDE_POST_ADMITTED, /* it admits one: not probed */
+} InsidePost;
+
 typedef struct InsideArgs {
         unsigned proxy_port;     /* --proxy-port N: 0 without the proxy */
         const char *control_url; /* --control-url URL */
         unsigned tcp_control;    /* --tcp-control PORT: the runner's listener on 127.0.0.1 */
         const char *abstract;    /* --abstract NAME: the runner's abstract socket, without '@' */
         bool user_manager_kept;  /* --user-manager kept|masked: [sandbox] user-manager */
+        InsidePost post;         /* --post refused|admitted|none: the policy on a POST to control-url */
         const char *private[INSIDE_MAX_LIST]; /* --private DIR, each */
         size_t n_private;
         unsigned allow_tcp[INSIDE_MAX_LIST]; /* --allow-tcp PORT, each */

@@ -229,7 +229,7 @@ static void on_line(const CheckLine *l, void *userdata)
 }
 
 static int run_inside(Report *rep, const Config *c, const char *home, const Plants *p, char *const *dirs,
-                      size_t n_dirs, char *const *expected)
+                      size_t n_dirs, char *const *expected, const char *post)
 {
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ bool *seen = NULL;
@@ -270,6 +270,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         argv[k++] = (char *)(c->egress_proxy ? "3128" : "0");
         argv[k++] = (char *)"--user-manager";
         argv[k++] = (char *)(c->user_manager ? "kept" : "masked");
+        argv[k++] = (char *)"--post";
+        argv[k++] = (char *)post;
         argv[k++] = (char *)"--control-url";
         argv[k++] = c->check_control_url;
         argv[k++] = (char *)"--tcp-control";
@@ -410,6 +412,7 @@ int sandbox_check_main(int argc, char **argv)
         size_t config_size = 0, policy_size = 0, n_dirs = 0;
         Plants plants = { .tcp4 = -EBADF, .tcp6 = -EBADF, .abstract = -EBADF };
         RecordTaken taken = {};
+        const char *post = "none";
         Record self = {};
         AjError e = {};
         struct passwd *pw;
@@ -429,19 +432,19 @@ int sandbox_check_main(int argc, char **argv)
         if (record && unless_passed)
                 return usage_error("--record and --unless-passed exclude each other", "");
         if (geteuid() == 0 || getuid() == 0)
-                return fail_run("%s%srefused as root: run it as the runner's user", "", "");
+                return fail_run("refused as root: run it as the runner's user");
 
         /* Every check removes the record before anything else, whether it takes it or not. */
         r = record_take(getenv("RUNNER_TEMP"), &taken);
         if (r < 0)
-                return fail_run("cannot remove the record in $RUNNER_TEMP: %s%s", strerror(-r), "");
+                return fail_run("cannot remove the record in $RUNNER_TEMP: %s", strerror(-r));
 
         r = trusted_path_check(CONFIG_PATH, &e);
         if (r < 0)
                 return fail_run("%s: %s", CONFIG_PATH, e.message);
         r = config_load_data(CONFIG_PATH, &config, &config_data, &config_size, &e);
         if (r < 0)
-                return fail_run("%s%s", e.message, "");
+                return fail_run("%s", e.message);
         if (config->egress_proxy) {
                 AjError inner = {};
                 EgressUrl url = {};
@@ -450,34 +453,43 @@ int sandbox_check_main(int argc, char **argv)
                 r = read_file_for_parse(EGRESS_POLICY_PATH, EGRESS_POLICY_MAX_SIZE, &policy_data,
                                         &policy_size, &e);
                 if (r < 0)
-                        return fail_run("the egress policy: %s%s", e.message, "");
+                        return fail_run("the egress policy: %s", e.message);
                 r = egress_policy_parse(policy_data, policy_size, &policy, &inner);
                 if (r < 0) {
                         (void)aj_error_in_file(&e, r, EGRESS_POLICY_PATH, &inner);
-                        return fail_run("the egress policy: %s%s", e.message, "");
+                        return fail_run("the egress policy: %s", e.message);
                 }
                 r = egress_threats_load(EGRESS_THREATS_PATH, &threats, &e);
                 if (r < 0 && r != -ENOENT)
-                        return fail_run("the threat list: %s%s", e.message, "");
+                        return fail_run("the threat list: %s", e.message);
                 r = egress_url_parse(config->check_control_url, &url, &e);
                 if (r < 0)
-                        return fail_run("[sandbox.check] control-url: %s%s", e.message, "");
+                        return fail_run("[sandbox.check] control-url: %s", e.message);
                 egress_decide_client(policy, threats, &(EgressClientRequest){ .method = "GET", .url = &url },
                                      &d);
+                if (d.verdict == EGRESS_ALLOW) {
+                        EgressDecision w;
+
+                        /* What egress-post expects of the proxy: the policy's own answer. */
+                        egress_decide_client(
+                                policy, threats,
+                                &(EgressClientRequest){ .method = "POST", .url = &url, .has_body = true },
+                                &w);
+                        post = w.verdict == EGRESS_ALLOW ? "admitted" : "refused";
+                }
                 egress_url_done(&url);
                 if (d.verdict != EGRESS_ALLOW)
                         return fail_run(
-                                "[sandbox.check] control-url: the egress policy refuses a read of it (%s)%s",
-                                d.reason, "");
+                                "[sandbox.check] control-url: the egress policy refuses a read of it (%s)",
+                                d.reason);
         }
 
         r = record_self(config_data, config_size, policy_data, policy_size, &self);
         if (r < 0)
-                return fail_run("cannot fingerprint the binary, configuration and policy: %s%s",
-                                strerror(-r), "");
+                return fail_run("cannot fingerprint the binary, configuration and policy: %s", strerror(-r));
         rep = report_new(json);
         if (!rep)
-                return fail_run("out of memory%s%s", "", "");
+                return fail_run("out of memory");
         if (taken.note[0])
                 report_add(rep, "record", CHECK_NOTE, 0, taken.note, false);
         if (unless_passed && taken.found) {
@@ -492,29 +504,29 @@ int sandbox_check_main(int argc, char **argv)
 
         pw = getpwnam(config->sandbox_user);
         if (!pw)
-                return fail_run("the sandbox user %s does not exist%s", config->sandbox_user, "");
+                return fail_run("the sandbox user %s does not exist", config->sandbox_user);
         home = strdup(pw->pw_dir);
         pw = getpwuid(getuid());
         if (!pw)
-                return fail_run("the runner's uid is in no user entry%s%s", "", "");
+                return fail_run("the runner's uid is in no user entry");
         runner_home = strdup(pw->pw_dir);
         dirs = calloc(2 + strv_length(config->private_dirs), sizeof(char *));
         if (!home || !runner_home || !dirs)
-                return fail_run("out of memory%s%s", "", "");
+                return fail_run("out of memory");
         dirs[n_dirs++] = strdup(runner_home);
         for (char **d = config->private_dirs; *d; d++)
                 if (strcmp(*d, runner_home) != 0)
                         dirs[n_dirs++] = strdup(*d);
         for (size_t i = 0; i < n_dirs; i++)
                 if (!dirs[i])
-                        return fail_run("out of memory%s%s", "", "");
+                        return fail_run("out of memory");
         if (inside_expected_names(dirs, n_dirs, &expected) < 0)
-                return fail_run("out of memory%s%s", "", "");
+                return fail_run("out of memory");
 
         r = plants_make(&plants);
         if (r < 0) {
                 plants_done(&plants);
-                return fail_run("cannot plant the probes' targets: %s%s", strerror(-r), "");
+                return fail_run("cannot plant the probes' targets: %s", strerror(-r));
         }
         control_private_dir(rep, runner_home);
         control_metadata(rep);
@@ -523,10 +535,10 @@ int sandbox_check_main(int argc, char **argv)
                 plants_done(&plants);
                 return CLIENT_EXIT_USAGE;
         }
-        r = run_inside(rep, config, home, &plants, dirs, n_dirs, expected);
+        r = run_inside(rep, config, home, &plants, dirs, n_dirs, expected, post);
         if (r < 0) {
                 plants_done(&plants);
-                return fail_run("cannot run the sandbox side: %s%s", strerror(-r), "");
+                return fail_run("cannot run the sandbox side: %s", strerror(-r));
         }
         plants_done(&plants);
 

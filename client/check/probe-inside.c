@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -248,7 +249,6 @@ static void *probe_user_manager(void *unused)
         long long t = now_ms();
         size_t n = 0;
         char *env[64];
-        struct stat st;
         int r;
 
         (void)unused;
@@ -259,15 +259,12 @@ static void *probe_user_manager(void *unused)
                 emit("user-manager", "note", t, "not probed: systemd is not running");
                 return NULL;
         }
-        if (access(SYSTEMD_RUN, X_OK) < 0 || stat(runtime, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                emit("user-manager-control", "fail", t, "%s",
-                     access(SYSTEMD_RUN, X_OK) < 0 ? "no " SYSTEMD_RUN
-                                                   : "no session directory /run/user/UID");
+        if (access(SYSTEMD_RUN, X_OK) < 0) {
+                emit("user-manager-control", "fail", t, "no " SYSTEMD_RUN);
                 emit("user-manager", "note", t, "not probed: its control failed");
                 return NULL;
         }
-        emit("user-manager-control", "ok", t, "%s is there and a session of the sandbox user's is open (%s)",
-             SYSTEMD_RUN, runtime);
+        emit("user-manager-control", "ok", t, "systemd runs and %s is there", SYSTEMD_RUN);
         t = now_ms();
         if (args->user_manager_kept) {
                 emit("user-manager", "note", t,
@@ -353,6 +350,76 @@ static int curl_code(const char *url, bool direct, char code[8])
         r = run(argv, environ, out, sizeof(out));
         (void)snprintf(code, 8, "%.3s", r >= 0 && strlen(out) == 3 ? out : "000");
         return r;
+}
+
+/* The status of the last response in curl's headers (after a CONNECT's own), and whether it carries
+ * X-Egress-Denied, the proxy's mark on a refusal. */
+static void last_response(const char *headers, unsigned *ret_status, bool *ret_denied)
+{
+        const char *p = headers, *last = NULL;
+
+        for (const char *l = p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncmp(l, "HTTP/", 5) == 0)
+                        last = l;
+        *ret_status = 0;
+        *ret_denied = false;
+        if (!last)
+                return;
+        p = strchr(last, ' ');
+        if (p && p[1] >= '1' && p[1] <= '5' && p[2] >= '0' && p[2] <= '9' && p[3] >= '0' && p[3] <= '9')
+                *ret_status = (unsigned)((p[1] - '0') * 100 + (p[2] - '0') * 10 + (p[3] - '0'));
+        for (const char *l = last; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncasecmp(l, "x-egress-denied:", 16) == 0)
+                        *ret_denied = true;
+}
+
+/* A write the policy refuses, through the proxy: the proxy must refuse it, with its mark. */
+static void *probe_egress_post(void *unused)
+{
+        char *argv[] = { (char *)CURL,
+                         (char *)"-s",
+                         (char *)"-o",
+                         (char *)"/dev/null",
+                         (char *)"-D",
+                         (char *)"-",
+                         (char *)"-m",
+                         (char *)"5",
+                         (char *)"-X",
+                         (char *)"POST",
+                         (char *)"-d",
+                         (char *)"agentic-job-check",
+                         (char *)args->control_url,
+                         NULL };
+        long long t = now_ms();
+        char out[4096] = "";
+        unsigned status;
+        bool denied;
+        int r;
+
+        (void)unused;
+        if (args->post == INSIDE_POST_NONE) {
+                emit("egress-post", "note", t, "[egress] proxy = false: no proxy to refuse a write");
+                return NULL;
+        }
+        if (args->post == INSIDE_POST_ADMITTED) {
+                emit("egress-post", "note", t, "not probed: the egress policy admits a POST to %s",
+                     args->control_url);
+                return NULL;
+        }
+        r = run(argv, environ, out, sizeof(out));
+        if (r < 0 || r == 127) {
+                emit("egress-post", "note", t, "not probed: cannot run " CURL);
+                return NULL;
+        }
+        last_response(out, &status, &denied);
+        if (status == 403 && denied)
+                emit("egress-post", "ok", t, "POST %s refused by the proxy (403, X-Egress-Denied)",
+                     args->control_url);
+        else
+                emit("egress-post", "fail", t,
+                     "POST %s, which the policy refuses: HTTP %u%s (curl status %d)", args->control_url,
+                     status, denied ? "" : " without X-Egress-Denied", r);
+        return NULL;
 }
 
 static void *probe_network(void *unused)
@@ -595,8 +662,8 @@ static void *probe_local_abstract(void *unused)
 /* ---- the command ---- */
 
 static void *(*const probes[])(void *) = {
-        probe_groups,  probe_private_dirs, probe_state_write,    probe_user_manager,
-        probe_network, probe_local_tcp,    probe_local_abstract,
+        probe_groups,  probe_private_dirs, probe_state_write, probe_user_manager,
+        probe_network, probe_egress_post,  probe_local_tcp,   probe_local_abstract,
 };
 
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;

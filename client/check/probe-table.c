@@ -25,8 +25,8 @@ const ProbeDef probe_table[] = {
           "proxy the policy and its directory",
           "state-write-control",
           "setup: root's alone (the helper and the check refuse the configuration otherwise)" },
-        { "user-manager-control", "privilege", PROBE_SANDBOX,
-          "systemd-run is there and a session of the sandbox user's is open (/run/user/UID)", NULL, NULL },
+        { "user-manager-control", "privilege", PROBE_SANDBOX, "systemd runs and systemd-run is there", NULL,
+          NULL },
         { "user-manager", "privilege", PROBE_SANDBOX,
           "start a transient unit of its own user manager (systemd-run --user), which would outlive the "
           "command, leave its cgroup and have no no_new_privs",
@@ -41,6 +41,10 @@ const ProbeDef probe_table[] = {
           "the nftables rules on the sandbox uids" },
         { "egress-direct", "network", PROBE_SANDBOX, "fetch control-url without the proxy",
           "network-control", "the nftables rules on the sandbox uids (only loopback's proxy port)" },
+        { "egress-post", "network", PROBE_SANDBOX,
+          "POST a body to control-url through the proxy, which the egress policy refuses (asked with "
+          "egress_decide()); the proxy must answer 403 with X-Egress-Denied",
+          "network-control", "the egress proxy, deciding with the installed policy" },
         { "local-tcp-control", "local-ipc", PROBE_SANDBOX,
           "connect to the proxy's port (without the proxy: to a listener the runner opened)", NULL, NULL },
         { "local-tcp", "local-ipc", PROBE_SANDBOX,

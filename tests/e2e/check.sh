@@ -110,7 +110,7 @@ expect_eq "no probe failed" "" "$failed"
 echo "# ${AJH_RELEASE:-?}: the whole check took $elapsed_ms ms"
 PROBES=(private-dir-control metadata-control groups-control groups "private-dir:$RUNNER_HOME"
         "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
-        network-control metadata egress-direct
+        network-control metadata egress-post egress-direct
         local-tcp-control local-tcp local-abstract-control local-abstract probe-inside)
 for p in "${PROBES[@]}"; do
         expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
@@ -149,17 +149,43 @@ chmod o-w "$POLICY"
 
 SB_UID=$(id -u "$SANDBOX")
 expect_eq "setup masked the sandbox user's user manager" "masked" "$(systemctl is-enabled "user@$SB_UID.service" 2>&1)"
-systemctl unmask --quiet "user@$SB_UID.service"
-on_exit "systemctl mask --quiet user@$SB_UID.service"
-expect_failing "the user manager unmasked" "user-manager"
+# With [sandbox] user-manager = true the probe is a note naming that choice, never ok.
 cp -p /etc/agentic-job/config.toml "$work/installed.toml"
 on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
 sed -i 's|^\[sandbox\]$|&\nuser-manager = true|' /etc/agentic-job/config.toml
-expect_failing "the same with [sandbox] user-manager = true" ""
-expect_contains "a note names the choice, never ok" "note [user-manager] not probed: [sandbox] user-manager = true" \
+expect_failing "[sandbox] user-manager = true" ""
+expect_contains "a note names the choice" "note [user-manager] not probed: [sandbox] user-manager = true" \
         "$(cat "$work/out")"
 cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+# Every check ends the user and the next starts it again: checks in quick succession reach systemd's start
+# limit of user-runtime-dir@UID.service, without which no user manager starts; reset before the case.
+systemctl reset-failed "user-runtime-dir@$SB_UID.service" "user@$SB_UID.service" 2>/dev/null
+systemctl unmask --quiet "user@$SB_UID.service"
+on_exit "systemctl mask --quiet user@$SB_UID.service"
+expect_failing "the user manager unmasked" "user-manager"
 systemctl mask --quiet "user@$SB_UID.service"
+# The user manager that case started is ended here, and logind let finish, before the next case: logind
+# ends a user after kill-user has returned, and a session opened meanwhile goes with it (seen on bookworm).
+loginctl terminate-user "$SANDBOX" 2>/dev/null
+for _ in $(seq 100); do loginctl show-user "$SANDBOX" >/dev/null 2>&1 || break; sleep 0.1; done
+
+# The proxy reads the policy when it starts; the check reads the installed file. A proxy started with a
+# rule that admits the POST, the file then put back: the proxy no longer enforces what the check reads.
+cp -p "$POLICY" "$work/policy.orig"
+on_exit "cp -p $work/policy.orig $POLICY; $CLIENT egress stop; $CLIENT egress start"
+printf '\n[[write]]\nname = "ajt-post"\nwhy = "the removal test of egress-post"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/**"]\n' >>"$POLICY"
+restart_proxy() {
+        "$CLIENT" egress stop >"$work/proxy.out" 2>&1 && "$CLIENT" egress start >>"$work/proxy.out" 2>&1 ||
+                { sed 's/^/# proxy: /' "$work/proxy.out"; fail "$1: the proxy did not restart"; }
+}
+restart_proxy "a rule for the POST"
+expect_failing "a policy that admits the POST" ""
+expect_contains "egress-post is a note then, never ok" "note [egress-post] not probed: the egress policy admits a POST" \
+        "$(cat "$work/out")"
+cp -p "$work/policy.orig" "$POLICY"
+expect_failing "the proxy started with that rule, the installed policy without it" "egress-post"
+restart_proxy "the installed policy"
+expect_failing "the proxy restarted with the installed policy" ""
 
 NFT_SAVED=$work/table.nft
 nft list table inet agentic_job >"$NFT_SAVED"

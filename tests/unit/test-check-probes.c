@@ -59,6 +59,8 @@ START_TEST(test_inside_args)
                        "3128",
                        "--user-manager",
                        "masked",
+                       "--post",
+                       "refused",
                        "--control-url",
                        "https://x/",
                        "--tcp-control",
@@ -93,7 +95,7 @@ START_TEST(test_inside_args)
                 { "--private", NULL, NULL },           /* no value */
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                char *argv[24];
+                char *argv[26];
                 int n = 0;
 
                 for (size_t j = 0; ok[j]; j++)
