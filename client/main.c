@@ -4,12 +4,14 @@
 #include <string.h>
 
 #include "build-config.h"
+#include "check-inside.h"
 #include "client.h"
 #include "egress-proxy.h"
 
 static void usage(FILE *f)
 {
         fputs("usage: agentic-job sandbox setup --config FILE [--helper FILE] [--dry-run]\n"
+              "       agentic-job sandbox check [--record | --unless-passed] [--json]\n"
               "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
               "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
               "                               [--policy FILE] [--threats FILE]\n"
@@ -31,6 +33,11 @@ int main(int argc, char **argv)
         }
         if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "setup") == 0)
                 return sandbox_setup_main(argc - 2, argv + 2);
+        if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "check") == 0)
+                return sandbox_check_main(argc - 2, argv + 2);
+        /* The sandbox side of the check, run by the check through helper enter (not in the usage). */
+        if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "probe-inside") == 0)
+                return sandbox_probe_inside_main(argc - 2, argv + 2);
         if (argc >= 3 && strcmp(argv[1], "sandbox") == 0 && strcmp(argv[2], "exec") == 0)
                 return sandbox_exec_main(argc - 2, argv + 2);
         if (argc >= 3 && strcmp(argv[1], "policy") == 0 && strcmp(argv[2], "test") == 0)
@@ -44,7 +51,7 @@ int main(int argc, char **argv)
         if (argc < 2)
                 fputs("agentic-job: missing command\n", stderr);
         else if (strcmp(argv[1], "sandbox") == 0)
-                fprintf(stderr, "agentic-job: unknown sandbox command: %s (there are: setup, exec)\n",
+                fprintf(stderr, "agentic-job: unknown sandbox command: %s (there are: setup, check, exec)\n",
                         argc < 3 ? "(none)" : argv[2]);
         else if (strcmp(argv[1], "policy") == 0)
                 fprintf(stderr, "agentic-job: unknown policy command: %s (there is: test)\n",

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "build-config.h"
+#include "check-record.h"
 #include "client.h"
 #include "config.h"
 #include "macro.h"
@@ -52,6 +53,14 @@ int sandbox_exec_main(int argc, char **argv)
                 return usage_error("missing '--' before the command", "");
         if (i + 1 >= argc)
                 return usage_error("missing the command after '--'", "");
+
+        /* A pass record means nothing has entered the sandbox user since the check: it goes first. */
+        r = record_remove(getenv("RUNNER_TEMP"));
+        if (r < 0) {
+                fprintf(stderr, "agentic-job sandbox exec: cannot remove $RUNNER_TEMP/" RECORD_NAME ": %s\n",
+                        strerror(-r));
+                return CLIENT_EXIT_USAGE;
+        }
 
         r = config_load(CONFIG_PATH, &config, &e);
         if (r < 0) {

@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,6 +502,119 @@ static int parse_enter(AjError *e, const Field *f, State *s)
                            QUOTE(name));
 }
 
+static int parse_user_manager(AjError *e, const Field *f, State *s)
+{
+        return parse_boolean(e, f, &s->config->user_manager);
+}
+
+/* ---- [sandbox.check] ---- */
+
+static int parse_url(AjError *e, const Field *f, char **target)
+{
+        const char *u;
+        int r;
+
+        r = expect_type(e, f, TOML_STRING);
+        if (r < 0)
+                return r;
+        u = toml_string(f->value);
+        if ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) || has_control_character(u) ||
+            strchr(u, ' '))
+                return field_error(e, f, value_place(f->value),
+                                   "\"%s\" is not an http:// or https:// URL without spaces or control "
+                                   "characters",
+                                   QUOTE(u));
+        if (strlen(u) > 2048)
+                return field_error(e, f, value_place(f->value), "longer than 2048 bytes");
+        return set_string(e, f, target);
+}
+
+static int parse_control_url(AjError *e, const Field *f, State *s)
+{
+        return parse_url(e, f, &s->config->check_control_url);
+}
+
+static int parse_fetch_repo(AjError *e, const Field *f, State *s)
+{
+        return parse_url(e, f, &s->config->check_fetch_repo);
+}
+
+static int parse_container_image(AjError *e, const Field *f, State *s)
+{
+        const char *v;
+        int r;
+
+        r = expect_type(e, f, TOML_STRING);
+        if (r < 0)
+                return r;
+        v = toml_string(f->value);
+        if (v[0] == '\0' || v[0] == '-' || has_control_character(v) || strchr(v, ' '))
+                return field_error(e, f, value_place(f->value),
+                                   "\"%s\" is not an image name (non-empty, not starting \"-\", no space "
+                                   "or control character)",
+                                   QUOTE(v));
+        return set_string(e, f, &s->config->check_container_image);
+}
+
+static int parse_containers(AjError *e, const Field *f, State *s)
+{
+        return parse_boolean(e, f, &s->config->check_containers);
+}
+
+static int parse_before_agent(AjError *e, const Field *f, State *s)
+{
+        return parse_boolean(e, f, &s->config->check_before_agent);
+}
+
+static int check_allow_socket(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
+{
+        const char *v = toml_string(item);
+
+        (void)earlier;
+        if ((v[0] != '/' && v[0] != '@') || v[1] == '\0' || has_control_character(v))
+                return field_error(e, f, value_place(item),
+                                   "\"%s\" must be a socket's path (starting \"/\") or an abstract name "
+                                   "(starting \"@\"), with no control character",
+                                   QUOTE(v));
+        return 0;
+}
+
+static int parse_allow_sockets(AjError *e, const Field *f, State *s)
+{
+        return parse_string_list(e, f, check_allow_socket, &s->config->check_allow_sockets);
+}
+
+static int parse_allow_tcp_ports(AjError *e, const Field *f, State *s)
+{
+        _cleanup_free_ unsigned *v = NULL;
+        size_t n;
+
+        if (toml_type(f->value) != TOML_ARRAY)
+                return field_error(e, f, value_place(f->value), "expected an array of ports, found %s",
+                                   toml_type_description(toml_type(f->value)));
+        n = toml_array_length(f->value);
+        v = calloc(n + 1, sizeof(unsigned));
+        if (!v)
+                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const TomlValue *item = toml_array_get(f->value, i);
+                int64_t p;
+
+                if (toml_type(item) != TOML_INTEGER)
+                        return field_error(e, f, value_place(item), "expected a port (1 to 65535), found %s",
+                                           toml_type_description(toml_type(item)));
+                p = toml_integer(item);
+                if (p < 1 || p > 65535)
+                        return field_error(e, f, value_place(item), "%" PRId64 " is not a port (1 to 65535)",
+                                           p);
+                v[i] = (unsigned)p;
+        }
+        free(s->config->check_allow_tcp_ports);
+        s->config->check_allow_tcp_ports = TAKE_PTR(v);
+        s->config->n_check_allow_tcp_ports = n;
+        return 0;
+}
+
 /* ---- [egress] ---- */
 
 static int parse_proxy(AjError *e, const Field *f, State *s)
@@ -515,6 +629,8 @@ typedef struct KeyDef {
         int (*parse)(AjError *e, const Field *f, State *s);
 } KeyDef;
 
+static int parse_check(AjError *e, const Field *f, State *s);
+
 static const KeyDef sandbox_keys[] = {
         { "user", parse_user },
         { "groups", parse_groups },
@@ -525,6 +641,15 @@ static const KeyDef sandbox_keys[] = {
         { "stop-services", parse_stop_services },
         { "env", parse_env },
         { "enter", parse_enter },
+        { "user-manager", parse_user_manager },
+        { "check", parse_check },
+};
+
+static const KeyDef check_keys[] = {
+        { "control-url", parse_control_url },         { "fetch-repo", parse_fetch_repo },
+        { "container-image", parse_container_image }, { "containers", parse_containers },
+        { "before-agent", parse_before_agent },       { "allow-sockets", parse_allow_sockets },
+        { "allow-tcp-ports", parse_allow_tcp_ports },
 };
 
 static const KeyDef egress_keys[] = {
@@ -536,6 +661,8 @@ typedef struct TableDef {
         const KeyDef *keys;
         size_t n_keys;
 } TableDef;
+
+static const TableDef check_table = { "sandbox.check", check_keys, ELEMENTSOF(check_keys) };
 
 static const TableDef tables[] = {
         { "sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys) },
@@ -607,6 +734,16 @@ static int parse_table(AjError *e, const TableDef *def, const TomlValue *table, 
         return 0;
 }
 
+static int parse_check(AjError *e, const Field *f, State *s)
+{
+        int r;
+
+        r = expect_type(e, f, TOML_TABLE);
+        if (r < 0)
+                return r;
+        return parse_table(e, &check_table, f->value, s);
+}
+
 static int parse_root(AjError *e, const TomlValue *root, State *s)
 {
         for (size_t i = 0; i < toml_table_length(root); i++) {
@@ -672,6 +809,11 @@ void config_free(Config *c)
         strv_free(c->private_dirs);
         strv_free(c->stop_services);
         strv_free(c->env);
+        free(c->check_control_url);
+        free(c->check_fetch_repo);
+        free(c->check_container_image);
+        strv_free(c->check_allow_sockets);
+        free(c->check_allow_tcp_ports);
         free(c);
 }
 
@@ -688,14 +830,20 @@ static Config *config_new(void)
         c->private_dirs = calloc(1, sizeof(char *));
         c->stop_services = calloc(1, sizeof(char *));
         c->env = calloc(1, sizeof(char *));
+        c->check_control_url = strdup("https://github.com/");
+        c->check_fetch_repo = strdup("https://github.com/bootc-dev/bootc");
+        c->check_container_image = strdup("registry.access.redhat.com/ubi10/ubi-minimal");
+        c->check_allow_sockets = calloc(1, sizeof(char *));
         if (!c->sandbox_user || !c->sandbox_groups || !c->sandbox_groups[0] || !c->private_dirs ||
-            !c->stop_services || !c->env) {
+            !c->stop_services || !c->env || !c->check_control_url || !c->check_fetch_repo ||
+            !c->check_container_image || !c->check_allow_sockets) {
                 config_free(c);
                 return NULL;
         }
         c->lock_runner = true;
         c->enter = ENTER_AUTO;
         c->egress_proxy = true;
+        c->check_containers = true;
         return c;
 }
 

@@ -29,6 +29,18 @@ typedef struct Config {
         char **stop_services;     /* stop-services; default []; each a unit name */
         char **env;               /* env; default {}; "NAME=VALUE" entries sorted by name */
         EnterBackend enter;       /* enter; "auto" (default), "run0", "systemd-run", "direct" */
+        bool user_manager;        /* user-manager; default false: setup masks user@UID.service */
+
+        /* [sandbox.check] */
+        char *check_control_url;     /* control-url; default "https://github.com/"; http:// or https:// */
+        char *check_fetch_repo;      /* fetch-repo; default "https://github.com/bootc-dev/bootc" */
+        char *check_container_image; /* container-image; non-empty, not starting "-" */
+        bool check_containers;       /* containers; default true */
+        bool check_before_agent;     /* before-agent; default false (read by run) */
+        char **check_allow_sockets;  /* allow-sockets; default []; each "/PATH", "/DIR/", "/PREFIX*" or
+                                        "@NAME" */
+        unsigned *check_allow_tcp_ports; /* allow-tcp-ports; default []; n_check_allow_tcp_ports entries */
+        size_t n_check_allow_tcp_ports;
 
         /* [egress] */
         bool egress_proxy; /* proxy; default true */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Denying the sandbox user root's ways in: sudo, polkit, cron, at and lingering (a lingering user's
- * service manager outlives every session the reaper knows of). The lock stage writes the same sudo and
- * polkit files again with the runner denied too. */
+/* Denying the sandbox user root's ways in: sudo, polkit, cron, at, lingering (a lingering user's
+ * service manager outlives every session the reaper knows of) and its user manager. The lock stage writes
+ * the same sudo and polkit files again with the runner denied too. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -193,6 +193,34 @@ static int deny_linger(Setup *s, AjError *reterr)
         return 0;
 }
 
+/* A user manager (user@UID.service) runs the sandbox user's units outside the command that started them:
+ * they outlive it, leave its cgroup, and have neither no_new_privs nor an empty bounding set, so set-id
+ * programs work again there. Masked, logind cannot start it; a session (run0, or the transient service
+ * with PAMName=login of older systemd) still opens. */
+static int deny_user_manager(Setup *s, AjError *reterr)
+{
+        char unit[64];
+
+        if (s->config->user_manager) {
+                setup_note("the sandbox user keeps its user manager: [sandbox] user-manager = true");
+                return 0;
+        }
+        if (!s->systemd) {
+                setup_note("systemd is not running: no user manager to mask");
+                return 0;
+        }
+        if (s->dry_run && !s->sandbox_exists) {
+                setup_change(s, "systemctl mask -- user@UID.service (UID: the sandbox user's, once made)");
+                return 0;
+        }
+        (void)snprintf(unit, sizeof(unit), "user@%u.service", (unsigned)s->sandbox_uid);
+        setup_change(s, "systemctl mask -- %s", unit);
+        if (s->dry_run)
+                return 0;
+        char *argv[] = { s->tools.systemctl, (char *)"mask", (char *)"--", unit, NULL };
+        return setup_run(argv, "masking the sandbox user's user manager", reterr);
+}
+
 int stage_deny(Setup *s, AjError *reterr)
 {
         int r = setup_write_rules(s, false, reterr);
@@ -203,5 +231,7 @@ int stage_deny(Setup *s, AjError *reterr)
                 r = deny_list(s, DENY_LIST_AT, reterr);
         if (r >= 0)
                 r = deny_linger(s, reterr);
+        if (r >= 0)
+                r = deny_user_manager(s, reterr);
         return r;
 }

@@ -190,9 +190,9 @@ bad_call "a sandbox user that does not exist" 122 "sandbox user ajt-nobody-here 
 write_config <<<"${BASE_CONFIG/runner-user = \"$RUNNER\"/}"
 bad_call "no runner-user in the configuration" 122 "runner-user is not set" "${H[@]}" ping
 write_config <<<"$BASE_CONFIG
-[sandbox.check]
+[sandbox.nope]
 control-url = \"https://example.org/\""
-bad_call "an unknown table in the configuration" 122 "sandbox.check" "${H[@]}" ping
+bad_call "an unknown table in the configuration" 122 "sandbox.nope" "${H[@]}" ping
 write_config <<<"${BASE_CONFIG/\[egress\]/usr = \"x\"
 [egress]}"
 bad_call "an unknown key in the configuration" 122 "usr" "${H[@]}" ping

@@ -46,6 +46,14 @@ static void assert_defaults(const Config *c)
         assert_strv(c->env, NULL, 0);
         ck_assert_int_eq(c->enter, ENTER_AUTO);
         ck_assert(c->egress_proxy);
+        ck_assert(!c->user_manager);
+        ck_assert_str_eq(c->check_control_url, "https://github.com/");
+        ck_assert_str_eq(c->check_fetch_repo, "https://github.com/bootc-dev/bootc");
+        ck_assert_str_eq(c->check_container_image, "registry.access.redhat.com/ubi10/ubi-minimal");
+        ck_assert(c->check_containers);
+        ck_assert(!c->check_before_agent);
+        assert_strv(c->check_allow_sockets, NULL, 0);
+        ck_assert_uint_eq(c->n_check_allow_tcp_ports, 0);
 }
 
 /* ---- Accepted ---- */
@@ -101,6 +109,34 @@ START_TEST(test_every_key)
         assert_strv(c->env, (const char *const[]){ "A=", "A1=x=y", "ZED=last", "_B=it" }, 4);
         ck_assert_int_eq(c->enter, ENTER_SYSTEMD_RUN);
         ck_assert(!c->egress_proxy);
+}
+END_TEST
+
+START_TEST(test_check_table)
+{
+        _cleanup_(config_freep) Config *c =
+                parse_ok("[sandbox]\n"
+                         "user-manager = true\n"
+                         "[sandbox.check]\n"
+                         "control-url = \"http://www.fake.test/\"\n"
+                         "fetch-repo = 'https://www.fake.test/repo.git'\n"
+                         "container-image = \"localhost/probe:1\"\n"
+                         "containers = false\n"
+                         "before-agent = true\n"
+                         "allow-sockets = [\"@/tmp/.X11-unix/X0\", \"/run/a/\"]\n"
+                         "allow-tcp-ports = [53, 65535, 1]\n");
+
+        ck_assert(c->user_manager);
+        ck_assert_str_eq(c->check_control_url, "http://www.fake.test/");
+        ck_assert_str_eq(c->check_fetch_repo, "https://www.fake.test/repo.git");
+        ck_assert_str_eq(c->check_container_image, "localhost/probe:1");
+        ck_assert(!c->check_containers);
+        ck_assert(c->check_before_agent);
+        assert_strv(c->check_allow_sockets, (const char *const[]){ "@/tmp/.X11-unix/X0", "/run/a/" }, 2);
+        ck_assert_uint_eq(c->n_check_allow_tcp_ports, 3);
+        ck_assert_uint_eq(c->check_allow_tcp_ports[0], 53);
+        ck_assert_uint_eq(c->check_allow_tcp_ports[1], 65535);
+        ck_assert_uint_eq(c->check_allow_tcp_ports[2], 1);
 }
 END_TEST
 
@@ -432,8 +468,33 @@ static const Refusal refusals[] = {
         { "[sandbox]\n\"a\\nb\" = 1\n", 2, 1, "[sandbox] unknown key \"a\\nb\"" },
         { "[sandbx]\nuser = \"x\"\n", 1, 1, "unknown table [sandbx] (did you mean [sandbox]?)" },
         { "[egres]\n", 1, 1, "unknown table [egres] (did you mean [egress]?)" },
-        { "[sandbox.check]\ncontrol-url = \"https://github.com/\"\n", 1, 1,
-          "unknown table [sandbox.check]" },
+        { "[sandbox.check]\ncontrol_url = \"https://github.com/\"\n", 2, 1,
+          "[sandbox.check] unknown key \"control_url\" (did you mean \"control-url\"?)" },
+        { "[sandbox.check]\ncontrol-url = \"ftp://x/\"\n", 2, 15,
+          "[sandbox.check] control-url: \"ftp://x/\" is not an http:// or https:// URL without spaces or "
+          "control characters" },
+        { "[sandbox.check]\nfetch-repo = 1\n", 2, 14,
+          "[sandbox.check] fetch-repo: expected a string, found an integer" },
+        { "[sandbox.check]\ncontainer-image = \"-x\"\n", 2, 19,
+          "[sandbox.check] container-image: \"-x\" is not an image name (non-empty, not starting \"-\", no "
+          "space or control character)" },
+        { "[sandbox.check]\ncontainers = \"no\"\n", 2, 14,
+          "[sandbox.check] containers: expected a boolean, found a string" },
+        { "[sandbox.check]\nallow-sockets = [\"run/x\"]\n", 2, 18,
+          "[sandbox.check] allow-sockets: \"run/x\" must be a socket's path (starting \"/\") or an abstract "
+          "name (starting \"@\"), with no control character" },
+        { "[sandbox.check]\nallow-tcp-ports = [0]\n", 2, 20,
+          "[sandbox.check] allow-tcp-ports: 0 is not a port (1 to 65535)" },
+        { "[sandbox.check]\nallow-tcp-ports = [65536]\n", 2, 20,
+          "[sandbox.check] allow-tcp-ports: 65536 is not a port (1 to 65535)" },
+        { "[sandbox.check]\nallow-tcp-ports = [\"53\"]\n", 2, 20,
+          "[sandbox.check] allow-tcp-ports: expected a port (1 to 65535), found a string" },
+        { "[sandbox.check]\nallow-tcp-ports = 53\n", 2, 19,
+          "[sandbox.check] allow-tcp-ports: expected an array of ports, found an integer" },
+        { "[sandbox.check.deeper]\n", 1, 1, "unknown table [sandbox.check.deeper]" },
+        { "[sandbox]\ncheck = 1\n", 2, 9, "[sandbox] check: expected a table, found an integer" },
+        { "[sandbox]\nuser-manager = 1\n", 2, 16,
+          "[sandbox] user-manager: expected a boolean, found an integer" },
         { "[sandbox]\nuser = \"a\"\n[sandbox.foo]\n", 3, 1, "unknown table [sandbox.foo]" },
         { "[run]\n", 1, 1, "unknown table [run]" },
         { "[setup]\npackages = []\n", 1, 1, "unknown table [setup]" },
@@ -571,6 +632,7 @@ static Suite *config_suite(void)
         tcase_add_test(accepted, test_empty_lists);
         tcase_add_test(accepted, test_enter_values);
         tcase_add_test(accepted, test_inline_sections);
+        tcase_add_test(accepted, test_check_table);
         tcase_add_test(accepted, test_runner_user_after_user);
         suite_add_tcase(s, accepted);
 

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* What the runner side tells the sandbox side, on its command line (nothing secret), and the names of the
+ * results the sandbox side owes. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define INSIDE_MAX_LIST 64
+
+typedef enum InsidePost {
+        INSIDE_POST_NONE,     /* no proxy */
+        INSIDE_POST_REFUSED,  /* the policy refuses a POST with a body to control-url */
+        INSIDE_POST_ADMITTED, /* it admits one: not probed */
+} InsidePost;
+
+typedef struct InsideArgs {
+        unsigned proxy_port;     /* --proxy-port N: 0 without the proxy */
+        const char *control_url; /* --control-url URL */
+        unsigned tcp_control;    /* --tcp-control PORT: the runner's listener on 127.0.0.1 */
+        const char *abstract;    /* --abstract NAME: the runner's abstract socket, without '@' */
+        bool user_manager_kept;  /* --user-manager kept|masked: [sandbox] user-manager */
+        InsidePost post;         /* --post refused|admitted|none: the policy on a POST to control-url */
+        const char *private[INSIDE_MAX_LIST]; /* --private DIR, each */
+        size_t n_private;
+        unsigned allow_tcp[INSIDE_MAX_LIST]; /* --allow-tcp PORT, each */
+        size_t n_allow_tcp;
+        const char *allow_socket[INSIDE_MAX_LIST]; /* --allow-socket S, each */
+        size_t n_allow_socket;
+} InsideArgs;
+
+/* argv[0] is "probe-inside". Every option but the lists exactly once. -EINVAL with *reterr. */
+int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr);
+
+/* The names the sandbox side owes for private directories dirs (n of them), NULL-terminated, in
+ * *ret_names (each owned). -ENOMEM. */
+int inside_expected_names(char *const *dirs, size_t n, char ***ret_names);
+
+int sandbox_probe_inside_main(int argc, char **argv);

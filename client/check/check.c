@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job sandbox check [--record | --unless-passed] [--json]: the runner side. It reads the installed
+ * configuration (root's alone, as the helper wants it) and the egress policy, plants what the probes aim
+ * at (a TCP listener, an abstract socket), makes its own controls, ends every process of the sandbox user
+ * (helper kill-user), then runs the sandbox side of every probe in one `helper enter` of this binary and
+ * reads its results strictly (check-line.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "check-inside.h"
+#include "check-line.h"
+#include "check-record.h"
+#include "check-report.h"
+#include "client.h"
+#include "config.h"
+#include "egress-policy.h"
+#include "macro.h"
+#include "probes.h"
+#include "read-file.h"
+#include "spawn.h"
+#include "trusted-path.h"
+
+#define SUDO_PATH    "/usr/bin/sudo"
+#define CURL_PATH    "/usr/bin/curl"
+#define PROXY_PORT   3128
+#define METADATA_URL "http://169.254.169.254/"
+#define INSIDE_MS    60000 /* the whole sandbox side */
+#define STDERR_MAX   4096
+
+static const char *const prog = "agentic-job sandbox check";
+
+/* One line on standard error; the check could not run: status 2. */
+static _printf_(1, 2) int fail_run(const char *fmt, ...)
+{
+        va_list ap;
+
+        fprintf(stderr, "%s: ", prog);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return CLIENT_EXIT_USAGE;
+}
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int random_hex(char *buf, size_t bytes)
+{
+        unsigned char raw[32];
+
+        if (bytes > sizeof(raw) || getentropy(raw, bytes) < 0)
+                return -EIO;
+        for (size_t i = 0; i < bytes; i++)
+                (void)sprintf(buf + 2 * i, "%02x", raw[i]);
+        return 0;
+}
+
+/* ---- what the probes aim at ---- */
+
+typedef struct Plants {
+        int tcp4, tcp6, abstract;
+        unsigned tcp_port;
+        char abstract_name[64];
+} Plants;
+
+static void plants_done(Plants *p)
+{
+        closep(&p->tcp4);
+        closep(&p->tcp6);
+        closep(&p->abstract);
+}
+
+static int listen_loopback(int family, unsigned *port)
+{
+        _cleanup_close_ int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_storage ss = {};
+        socklen_t len;
+
+        if (fd < 0)
+                return -errno;
+        if (family == AF_INET) {
+                struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+                sa->sin_family = AF_INET;
+                sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                sa->sin_port = htons((uint16_t)*port);
+                len = sizeof(*sa);
+        } else {
+                struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&ss;
+                sa->sin6_family = AF_INET6;
+                sa->sin6_addr = in6addr_loopback;
+                sa->sin6_port = htons((uint16_t)*port);
+                len = sizeof(*sa);
+        }
+        if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 16) < 0)
+                return -errno;
+        len = sizeof(ss);
+        if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+                return -errno;
+        *port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                        : ((struct sockaddr_in6 *)&ss)->sin6_port);
+        /* cppcheck-suppress unreadVariable ; TAKE_FD() leaves -EBADF for the cleanup, which reads it */
+        return TAKE_FD(fd);
+}
+
+static int plants_make(Plants *p)
+{
+        char hex[33];
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t n;
+        int r;
+
+        p->tcp_port = 0;
+        r = listen_loopback(AF_INET, &p->tcp_port);
+        if (r < 0)
+                return r;
+        p->tcp4 = r;
+        /* The same port on ::1 where IPv6 works; without IPv6 there is nothing to reach there. */
+        r = listen_loopback(AF_INET6, &p->tcp_port);
+        p->tcp6 = r >= 0 ? r : -EBADF;
+
+        if (random_hex(hex, 8) < 0)
+                return -EIO;
+        (void)snprintf(p->abstract_name, sizeof(p->abstract_name), PROBE_ABSTRACT_PREFIX "%s", hex);
+        n = strlen(p->abstract_name);
+        memcpy(sa.sun_path + 1, p->abstract_name, n);
+        p->abstract = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (p->abstract < 0)
+                return -errno;
+        if (bind(p->abstract, (struct sockaddr *)&sa,
+                 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0 ||
+            listen(p->abstract, 16) < 0)
+                return -errno;
+        return 0;
+}
+
+/* ---- the runner's own controls ---- */
+
+static void control_private_dir(Report *rep, const char *home)
+{
+        long long t = now_ms();
+        DIR *d = opendir(home);
+        bool ok = d && readdir(d);
+
+        if (d)
+                closedir(d);
+        if (ok)
+                report_addf(rep, "private-dir-control", CHECK_OK, now_ms() - t, false, "the runner lists %s",
+                            home);
+        else
+                report_addf(rep, "private-dir-control", CHECK_FAIL, now_ms() - t, false,
+                            "the runner cannot list %s", home);
+}
+
+static void control_metadata(Report *rep)
+{
+        char *argv[] = { (char *)CURL_PATH,   (char *)"-s",         (char *)"-o",
+                         (char *)"/dev/null", (char *)"-w",         (char *)"%{http_code}",
+                         (char *)"-m",        (char *)"5",          (char *)"--noproxy",
+                         (char *)"*",         (char *)METADATA_URL, NULL };
+        char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+        _cleanup_free_ char *out = NULL;
+        long long t = now_ms();
+        int r = spawn_wait(argv, env, SPAWN_STDOUT, 16, &out, NULL);
+
+        if (r >= 0 && out && strlen(out) == 3 && strcmp(out, "000") != 0)
+                report_addf(rep, "metadata-control", CHECK_OK, now_ms() - t, false,
+                            "the runner reaches " METADATA_URL " (HTTP %s)", out);
+        else
+                report_addf(rep, "metadata-control", CHECK_NOTE, now_ms() - t, false,
+                            "the runner does not reach " METADATA_URL
+                            " (status %d): no metadata service here",
+                            r);
+}
+
+static int kill_user(Report *rep)
+{
+        char *argv[] = { (char *)SUDO_PATH, (char *)"-n",        (char *)"--", (char *)HELPER_PATH,
+                         (char *)"helper",  (char *)"kill-user", NULL };
+        char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+        _cleanup_free_ char *out = NULL;
+        char line[256];
+        long long t = now_ms();
+        size_t n = 0;
+        int r = spawn_wait(argv, env, SPAWN_MERGE_STDERR, 1024, &out, &n);
+
+        spawn_first_line(out ? out : "", n, line, sizeof(line));
+        if (r != 0) {
+                fprintf(stderr, "%s: helper kill-user failed (status %d): %s\n", prog, r, line);
+                return -EIO;
+        }
+        report_add(rep, "kill-user", CHECK_NOTE, now_ms() - t, line, false);
+        return 0;
+}
+
+/* ---- the sandbox side ---- */
+
+typedef struct Inside {
+        Report *rep;
+} Inside;
+
+static void on_line(const CheckLine *l, void *userdata)
+{
+        Inside *in = userdata;
+
+        report_add(in->rep, l->name, l->status, l->ms, l->detail, true);
+}
+
+static int run_inside(Report *rep, const Config *c, const char *home, const Plants *p, char *const *dirs,
+                      size_t n_dirs, char *const *expected, const char *post)
+{
+        _cleanup_free_ char **argv = NULL;
+        _cleanup_free_ bool *seen = NULL;
+        char exe[4096], tcp[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
+        int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in[2] = { -1, -1 }, status = -1;
+        size_t k = 0, n_err = 0, n_expected = strv_length(expected);
+        long long t = now_ms(), deadline = t + INSIDE_MS;
+        CheckStream stream;
+        Inside ctx = { rep };
+        AjError e = {};
+        bool broken = false;
+        ssize_t len;
+        pid_t pid;
+
+        len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (len <= 0)
+                return -errno;
+        exe[len] = '\0';
+        argv = calloc(32 + 2 * (n_dirs + c->n_check_allow_tcp_ports + strv_length(c->check_allow_sockets)),
+                      sizeof(char *));
+        seen = calloc(n_expected + 1, sizeof(bool));
+        if (!argv || !seen)
+                return -ENOMEM;
+        (void)snprintf(tcp, sizeof(tcp), "%u", p->tcp_port);
+        argv[k++] = (char *)SUDO_PATH;
+        argv[k++] = (char *)"-n";
+        argv[k++] = (char *)"--";
+        argv[k++] = (char *)HELPER_PATH;
+        argv[k++] = (char *)"helper";
+        argv[k++] = (char *)"enter";
+        argv[k++] = (char *)"--chdir";
+        argv[k++] = (char *)home;
+        argv[k++] = (char *)"--";
+        argv[k++] = exe;
+        argv[k++] = (char *)"sandbox";
+        argv[k++] = (char *)"probe-inside";
+        argv[k++] = (char *)"--proxy-port";
+        argv[k++] = (char *)(c->egress_proxy ? "3128" : "0");
+        argv[k++] = (char *)"--user-manager";
+        argv[k++] = (char *)(c->user_manager ? "kept" : "masked");
+        argv[k++] = (char *)"--post";
+        argv[k++] = (char *)post;
+        argv[k++] = (char *)"--control-url";
+        argv[k++] = c->check_control_url;
+        argv[k++] = (char *)"--tcp-control";
+        argv[k++] = tcp;
+        argv[k++] = (char *)"--abstract";
+        argv[k++] = (char *)p->abstract_name;
+        for (size_t i = 0; i < n_dirs; i++) {
+                argv[k++] = (char *)"--private";
+                argv[k++] = dirs[i];
+        }
+        for (size_t i = 0; i < c->n_check_allow_tcp_ports && i < INSIDE_MAX_LIST; i++) {
+                (void)snprintf(ports[i], sizeof(ports[i]), "%u", c->check_allow_tcp_ports[i]);
+                argv[k++] = (char *)"--allow-tcp";
+                argv[k++] = ports[i];
+        }
+        for (char **s = c->check_allow_sockets; *s; s++) {
+                argv[k++] = (char *)"--allow-socket";
+                argv[k++] = *s;
+        }
+
+        /* Sockets, not pipes: run0 and systemd-run hand the streams to the service manager. */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) < 0 ||
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, err) < 0 ||
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+
+                if (dup2(in[1], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+                        _exit(127);
+                execve(argv[0], argv, env);
+                _exit(127);
+        }
+        close(in[0]);
+        close(in[1]); /* nothing to read: end of file at once */
+        close(out[1]);
+        close(err[1]);
+
+        check_stream_init(&stream, expected, seen);
+        for (int open_fds = 2; open_fds > 0;) {
+                struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+                long long left = deadline - now_ms();
+                char buf[4096];
+                ssize_t m;
+
+                if (left <= 0) {
+                        report_add(rep, "probe-inside", CHECK_FAIL, now_ms() - t,
+                                   "the sandbox side did not end in time", false);
+                        broken = true;
+                        break;
+                }
+                if (poll(pf, 2, (int)left) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (int i = 0; i < 2; i++) {
+                        if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        m = read(pf[i].fd, buf, sizeof(buf));
+                        if (m <= 0) {
+                                close(i == 0 ? out[0] : err[0]);
+                                if (i == 0)
+                                        out[0] = -1;
+                                else
+                                        err[0] = -1;
+                                open_fds--;
+                                continue;
+                        }
+                        if (i == 1) {
+                                size_t take =
+                                        (size_t)m < STDERR_MAX - n_err ? (size_t)m : STDERR_MAX - n_err;
+                                memcpy(errbuf + n_err, buf, take);
+                                n_err += take;
+                                continue;
+                        }
+                        if (!broken && check_stream_feed(&stream, buf, (size_t)m, on_line, &ctx, &e) < 0) {
+                                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, true,
+                                            "the sandbox side wrote what is not a result: %s", e.message);
+                                broken = true;
+                        }
+                }
+        }
+        if (out[0] >= 0)
+                close(out[0]);
+        if (err[0] >= 0)
+                close(err[0]);
+        if (broken)
+                (void)kill(pid, SIGKILL);
+        status = wait_exit_status(pid);
+        if (!broken && check_stream_end(&stream, &e) < 0) {
+                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, true,
+                            "the sandbox side wrote what is not a result: %s", e.message);
+                broken = true;
+        }
+        errbuf[n_err] = '\0';
+        if (!broken && n_err > 0) {
+                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, true,
+                            "the sandbox side wrote on standard error: %s", errbuf);
+                broken = true;
+        }
+        if (!broken && status != 0) {
+                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, false,
+                            "the sandbox side ended with status %d", status);
+                broken = true;
+        }
+        if (!broken)
+                report_add(rep, "probe-inside", CHECK_OK, now_ms() - t,
+                           "one helper enter, every result a well-formed line", false);
+        for (size_t i = 0; i < n_expected; i++)
+                if (!seen[i])
+                        report_add(rep, expected[i], CHECK_FAIL, 0, "no result from the sandbox side",
+                                   false);
+        return 0;
+}
+
+/* ---- the command ---- */
+
+static int usage_error(const char *what, const char *arg)
+{
+        fprintf(stderr, "%s: %s%s\n", prog, what, arg);
+        fputs("usage: agentic-job sandbox check [--record | --unless-passed] [--json]\n", stderr);
+        return CLIENT_EXIT_USAGE;
+}
+
+int sandbox_check_main(int argc, char **argv)
+{
+        _cleanup_(config_freep) Config *config = NULL;
+        _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
+        _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
+        _cleanup_free_ char *config_data = NULL, *policy_data = NULL, *home = NULL, *runner_home = NULL;
+        _cleanup_strv_free_ char **dirs = NULL, **expected = NULL;
+        _cleanup_(report_freep) Report *rep = NULL;
+        bool record = false, unless_passed = false, json = false;
+        size_t config_size = 0, policy_size = 0, n_dirs = 0;
+        Plants plants = { .tcp4 = -EBADF, .tcp6 = -EBADF, .abstract = -EBADF };
+        RecordTaken taken = {};
+        const char *post = "none";
+        Record self = {};
+        AjError e = {};
+        struct passwd *pw;
+        int r;
+
+        for (int i = 1; i < argc; i++) {
+                bool *flag = strcmp(argv[i], "--record") == 0          ? &record
+                             : strcmp(argv[i], "--unless-passed") == 0 ? &unless_passed
+                             : strcmp(argv[i], "--json") == 0          ? &json
+                                                                       : NULL;
+                if (!flag)
+                        return usage_error("unknown argument ", argv[i]);
+                if (*flag)
+                        return usage_error("given twice: ", argv[i]);
+                *flag = true;
+        }
+        if (record && unless_passed)
+                return usage_error("--record and --unless-passed exclude each other", "");
+        if (geteuid() == 0 || getuid() == 0)
+                return fail_run("refused as root: run it as the runner's user");
+
+        /* Every check removes the record before anything else, whether it takes it or not. */
+        r = record_take(getenv("RUNNER_TEMP"), &taken);
+        if (r < 0)
+                return fail_run("cannot remove the record in $RUNNER_TEMP: %s", strerror(-r));
+
+        r = trusted_path_check(CONFIG_PATH, &e);
+        if (r < 0)
+                return fail_run("%s: %s", CONFIG_PATH, e.message);
+        r = config_load_data(CONFIG_PATH, &config, &config_data, &config_size, &e);
+        if (r < 0)
+                return fail_run("%s", e.message);
+        if (config->egress_proxy) {
+                AjError inner = {};
+                EgressUrl url = {};
+                EgressDecision d;
+
+                r = read_file_for_parse(EGRESS_POLICY_PATH, EGRESS_POLICY_MAX_SIZE, &policy_data,
+                                        &policy_size, &e);
+                if (r < 0)
+                        return fail_run("the egress policy: %s", e.message);
+                r = egress_policy_parse(policy_data, policy_size, &policy, &inner);
+                if (r < 0) {
+                        (void)aj_error_in_file(&e, r, EGRESS_POLICY_PATH, &inner);
+                        return fail_run("the egress policy: %s", e.message);
+                }
+                r = egress_threats_load(EGRESS_THREATS_PATH, &threats, &e);
+                if (r < 0 && r != -ENOENT)
+                        return fail_run("the threat list: %s", e.message);
+                r = egress_url_parse(config->check_control_url, &url, &e);
+                if (r < 0)
+                        return fail_run("[sandbox.check] control-url: %s", e.message);
+                egress_decide_client(policy, threats, &(EgressClientRequest){ .method = "GET", .url = &url },
+                                     &d);
+                if (d.verdict == EGRESS_ALLOW) {
+                        EgressDecision w;
+
+                        /* What egress-post expects of the proxy: the policy's own answer. */
+                        egress_decide_client(
+                                policy, threats,
+                                &(EgressClientRequest){ .method = "POST", .url = &url, .has_body = true },
+                                &w);
+                        post = w.verdict == EGRESS_ALLOW ? "admitted" : "refused";
+                }
+                egress_url_done(&url);
+                if (d.verdict != EGRESS_ALLOW)
+                        return fail_run(
+                                "[sandbox.check] control-url: the egress policy refuses a read of it (%s)",
+                                d.reason);
+        }
+
+        r = record_self(config_data, config_size, policy_data, policy_size, &self);
+        if (r < 0)
+                return fail_run("cannot fingerprint the binary, configuration and policy: %s", strerror(-r));
+        rep = report_new(json);
+        if (!rep)
+                return fail_run("out of memory");
+        if (taken.note[0])
+                report_add(rep, "record", CHECK_NOTE, 0, taken.note, false);
+        if (unless_passed && taken.found) {
+                if (record_matches(&taken.record, &self, taken.note, sizeof(taken.note))) {
+                        report_add(rep, "record", CHECK_NOTE, 0,
+                                   "a matching record of a check that passed in this job: no probe made",
+                                   false);
+                        return report_finish(rep);
+                }
+                report_add(rep, "record", CHECK_NOTE, 0, taken.note, false);
+        }
+
+        pw = getpwnam(config->sandbox_user);
+        if (!pw)
+                return fail_run("the sandbox user %s does not exist", config->sandbox_user);
+        home = strdup(pw->pw_dir);
+        pw = getpwuid(getuid());
+        if (!pw)
+                return fail_run("the runner's uid is in no user entry");
+        runner_home = strdup(pw->pw_dir);
+        dirs = calloc(2 + strv_length(config->private_dirs), sizeof(char *));
+        if (!home || !runner_home || !dirs)
+                return fail_run("out of memory");
+        dirs[n_dirs++] = strdup(runner_home);
+        for (char **d = config->private_dirs; *d; d++)
+                if (strcmp(*d, runner_home) != 0)
+                        dirs[n_dirs++] = strdup(*d);
+        for (size_t i = 0; i < n_dirs; i++)
+                if (!dirs[i])
+                        return fail_run("out of memory");
+        if (inside_expected_names(dirs, n_dirs, &expected) < 0)
+                return fail_run("out of memory");
+
+        r = plants_make(&plants);
+        if (r < 0) {
+                plants_done(&plants);
+                return fail_run("cannot plant the probes' targets: %s", strerror(-r));
+        }
+        control_private_dir(rep, runner_home);
+        control_metadata(rep);
+        r = kill_user(rep);
+        if (r < 0) {
+                plants_done(&plants);
+                return CLIENT_EXIT_USAGE;
+        }
+        r = run_inside(rep, config, home, &plants, dirs, n_dirs, expected, post);
+        if (r < 0) {
+                plants_done(&plants);
+                return fail_run("cannot run the sandbox side: %s", strerror(-r));
+        }
+        plants_done(&plants);
+
+        if (record && report_failed(rep) == 0) {
+                char why[256];
+
+                r = record_write(getenv("RUNNER_TEMP"), &self, why, sizeof(why));
+                report_add(rep, "record", CHECK_NOTE, 0, why, false);
+                if (r < 0)
+                        report_add(rep, "record", CHECK_FAIL, 0, why, false);
+        }
+        return report_finish(rep);
+}

@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job sandbox probe-inside ARGS: the sandbox side of the check, run as the sandbox user through
+ * `helper enter` (never by hand: it is not in the usage). Each probe group runs in a thread of its own,
+ * each attempt with a bounded time; each result is one JSON line on standard output (check-line.h).
+ * Nothing else is written there. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <jansson.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "check-inside.h"
+#include "check-line.h"
+#include "check-text.h"
+#include "config.h"
+#include "egress-policy.h"
+#include "macro.h"
+#include "procnet.h"
+
+extern char **environ;
+
+#define STATE_DIR     "/etc/agentic-job"
+#define HELPER_DIR    "/usr/local/libexec"
+#define POLICY_DIR    "/opt/egress-proxy/policy"
+#define SYSTEMD_RUN   "/usr/bin/systemd-run"
+#define METADATA_URL  "http://169.254.169.254/"
+#define CURL          "/usr/bin/curl"
+#define PROGRAM_MS    10000 /* any program a probe runs */
+#define CONNECT_MS    1000  /* one local connect() */
+#define ALL_MS        45000 /* every probe */
+#define MAX_LISTENERS 1024
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static InsideArgs args_storage;
+static const InsideArgs *const args = &args_storage;
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* One result line. The detail is escaped here already, so that it is ASCII (jansson wants UTF-8). */
+static _printf_(4, 5) void emit(const char *name, const char *result, long long start, const char *fmt, ...)
+{
+        char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];
+        json_t *o;
+        char *s;
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void)vsnprintf(raw, sizeof(raw), fmt, ap);
+        va_end(ap);
+        check_escape(raw, detail, sizeof(detail));
+        o = json_pack("{s:s, s:s, s:s, s:I}", "name", name, "result", result, "detail", detail, "ms",
+                      (json_int_t)(now_ms() - start));
+        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        pthread_mutex_lock(&out_lock);
+        if (s) {
+                fputs(s, stdout);
+                fputc('\n', stdout);
+                fflush(stdout);
+        }
+        pthread_mutex_unlock(&out_lock);
+        free(s);
+        json_decref(o);
+}
+
+/* Runs argv with our environment, standard input from /dev/null, standard error discarded, standard
+ * output captured (at most size - 1 bytes) when out is not NULL. Returns the exit status (128+N for
+ * signal N; killed after PROGRAM_MS), or -errno when it could not be started. */
+/* fork() and execve() rather than posix_spawn(): <spawn.h> is shadowed by the project's spawn.h. Only
+ * async-signal-safe calls in the child, as a threaded parent requires. */
+static pid_t start(char *const *argv, char *const *env, int out_fd)
+{
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid;
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 || dup2(null, 2) < 0)
+                _exit(127);
+        execve(argv[0], argv, env);
+        _exit(127);
+}
+
+static int run(char *const *argv, char *const *env, char *out, size_t size)
+{
+        int pipefd[2] = { -1, -1 }, status, r;
+        pid_t pid;
+        long long deadline = now_ms() + PROGRAM_MS;
+
+        if (out && pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = start(argv, env, pipefd[1]);
+        if (out)
+                close(pipefd[1]);
+        if (pid < 0) {
+                r = -errno;
+                if (out)
+                        close(pipefd[0]);
+                return r;
+        }
+        if (out) {
+                size_t n = 0;
+
+                for (;;) {
+                        struct pollfd p = { pipefd[0], POLLIN, 0 };
+                        long long left = deadline - now_ms();
+                        char buf[512];
+                        ssize_t k;
+
+                        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+                                break;
+                        k = read(pipefd[0], buf, sizeof(buf));
+                        if (k <= 0)
+                                break;
+                        for (ssize_t i = 0; i < k && n + 1 < size; i++)
+                                out[n++] = buf[i];
+                }
+                out[n] = '\0';
+                close(pipefd[0]);
+        }
+        for (;;) {
+                r = waitpid(pid, &status, WNOHANG);
+                if (r == pid)
+                        break;
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (now_ms() > deadline) {
+                        (void)kill(pid, SIGKILL);
+                        (void)waitpid(pid, &status, 0);
+                        return 128 + SIGKILL;
+                }
+                (void)nanosleep(&(struct timespec){ 0, 2 * 1000 * 1000 }, NULL);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* ---- privilege ---- */
+
+static void *probe_groups(void *unused)
+{
+        gid_t gids[1025];
+        char named[CHECK_DETAIL_MAX] = "", bad[CHECK_DETAIL_MAX] = "";
+        long long t = now_ms();
+        int n, resolved = 0;
+
+        (void)unused;
+        n = getgroups(1024, gids);
+        if (n < 0) {
+                emit("groups-control", "fail", t, "getgroups: %s", strerror(errno));
+                emit("groups", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        gids[n++] = getgid();
+        for (int i = 0; i < n; i++) {
+                struct group gr, *res = NULL;
+                char buf[4096];
+                const char *name = NULL;
+                size_t l;
+
+                if (getgrgid_r(gids[i], &gr, buf, sizeof(buf), &res) == 0 && res) {
+                        name = res->gr_name;
+                        resolved++;
+                }
+                l = strlen(named);
+                (void)snprintf(named + l, sizeof(named) - l, "%s%s(%u)", l ? " " : "", name ? name : "?",
+                               (unsigned)gids[i]);
+                if (gids[i] == 0 || (name && group_is_root_equivalent(name))) {
+                        l = strlen(bad);
+                        (void)snprintf(bad + l, sizeof(bad) - l, "%s%s(%u)", l ? " " : "", name ? name : "?",
+                                       (unsigned)gids[i]);
+                }
+        }
+        if (resolved == 0) {
+                emit("groups-control", "fail", t, "none of the groups has a name: %s", named);
+                emit("groups", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        emit("groups-control", "ok", t, "groups: %s", named);
+        if (bad[0])
+                emit("groups", "fail", t, "in groups that are root by another name: %s", bad);
+        else
+                emit("groups", "ok", t, "in no group that is root by another name");
+        return NULL;
+}
+
+/* ---- files ---- */
+
+static void *probe_private_dirs(void *unused)
+{
+        (void)unused;
+        for (size_t i = 0; i < args->n_private; i++) {
+                const char *d = args->private[i];
+                char name[CHECK_NAME_MAX];
+                long long t = now_ms();
+                struct stat st;
+                bool r, x;
+
+                (void)snprintf(name, sizeof(name), "private-dir:%s", d);
+                if (lstat(d, &st) < 0) {
+                        emit(name, "note", t, "%s: %s: not probed", d, strerror(errno));
+                        continue;
+                }
+                r = faccessat(AT_FDCWD, d, R_OK, AT_EACCESS) == 0;
+                x = faccessat(AT_FDCWD, d, X_OK, AT_EACCESS) == 0;
+                if (r || x)
+                        emit(name, "fail", t, "%s is %s by the sandbox user (mode %04o)", d,
+                             r && x ? "readable and searchable"
+                             : r    ? "readable"
+                                    : "searchable",
+                             (unsigned)(st.st_mode & 07777));
+                else
+                        emit(name, "ok", t, "%s is closed (mode %04o)", d, (unsigned)(st.st_mode & 07777));
+        }
+        return NULL;
+}
+
+/* A user manager runs units that outlive the command that started them, outside its cgroup, without
+ * no_new_privs: the sandbox user asks it for one, as anyone would, with XDG_RUNTIME_DIR set. */
+static void *probe_user_manager(void *unused)
+{
+        char runtime[64], xdg[96];
+        long long t = now_ms();
+        size_t n = 0;
+        char *env[64];
+        int r;
+
+        (void)unused;
+        (void)snprintf(runtime, sizeof(runtime), "/run/user/%u", (unsigned)getuid());
+        (void)snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", runtime);
+        if (access("/run/systemd/system", F_OK) < 0) {
+                emit("user-manager-control", "note", t, "systemd is not running: there is no user manager");
+                emit("user-manager", "note", t, "not probed: systemd is not running");
+                return NULL;
+        }
+        if (access(SYSTEMD_RUN, X_OK) < 0) {
+                emit("user-manager-control", "fail", t, "no " SYSTEMD_RUN);
+                emit("user-manager", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        emit("user-manager-control", "ok", t, "systemd runs and %s is there", SYSTEMD_RUN);
+        t = now_ms();
+        if (args->user_manager_kept) {
+                emit("user-manager", "note", t,
+                     "not probed: [sandbox] user-manager = true keeps the sandbox user's user manager");
+                return NULL;
+        }
+        for (char **e = environ; *e && n < ELEMENTSOF(env) - 2; e++)
+                if (strncmp(*e, "XDG_RUNTIME_DIR=", 16) != 0)
+                        env[n++] = *e;
+        env[n++] = xdg;
+        env[n] = NULL;
+        r = run((char *const[]){ (char *)SYSTEMD_RUN, (char *)"--user", (char *)"--quiet", (char *)"--wait",
+                                 (char *)"--collect", (char *)"/bin/true", NULL },
+                env, NULL, 0);
+        if (r == 0)
+                emit("user-manager", "fail", t,
+                     "systemd-run --user started a unit: the sandbox user has a user manager");
+        else
+                emit("user-manager", "ok", t, "systemd-run --user refused (status %d): no user manager", r);
+        return NULL;
+}
+
+/* What setup installed and root trusts: the sandbox user must be able to change none of it. Asked with
+ * faccessat(2), which answers as the kernel would for a write (modes, ACLs, read-only mounts) and changes
+ * nothing. */
+static void *probe_state_write(void *unused)
+{
+        const char *const state[] = {
+                STATE_DIR,
+                CONFIG_PATH,
+                HELPER_DIR,
+                HELPER_PATH,
+                args->proxy_port ? POLICY_DIR : NULL,
+                args->proxy_port ? EGRESS_POLICY_PATH : NULL,
+        };
+        char list[CHECK_DETAIL_MAX] = "", buf[4096];
+        struct passwd pw, *res = NULL;
+        long long t = now_ms();
+        unsigned n = 0;
+
+        (void)unused;
+        if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || !res ||
+            faccessat(AT_FDCWD, res->pw_dir, W_OK, AT_EACCESS) < 0)
+                emit("state-write-control", "fail", t, "the sandbox user cannot write its own home (%s)",
+                     res ? res->pw_dir : "no user entry");
+        else
+                emit("state-write-control", "ok", t, "the sandbox user may write its home %s", res->pw_dir);
+        t = now_ms();
+        for (size_t i = 0; i < ELEMENTSOF(state); i++) {
+                size_t l;
+
+                if (!state[i])
+                        continue;
+                n++;
+                if (faccessat(AT_FDCWD, state[i], W_OK, AT_EACCESS) < 0)
+                        continue;
+                l = strlen(list);
+                (void)snprintf(list + l, sizeof(list) - l, "%s%s", l ? " " : "", state[i]);
+        }
+        if (list[0])
+                emit("state-write", "fail", t, "the sandbox user may write %s", list);
+        else
+                emit("state-write", "ok", t, "none of %u files and directories of root's is writable", n);
+        return NULL;
+}
+
+/* ---- network ---- */
+
+/* curl's HTTP code for url ("000" when none), and its status. */
+static int curl_code(const char *url, bool direct, char code[8])
+{
+        char out[16];
+        char *argv[] = { (char *)CURL,        (char *)"-s", (char *)"-o",
+                         (char *)"/dev/null", (char *)"-w", (char *)"%{http_code}",
+                         (char *)"-m",        (char *)"5",  (char *)"--noproxy",
+                         (char *)"*",         (char *)url,  NULL };
+        int r;
+
+        if (!direct) {
+                argv[8] = (char *)url;
+                argv[9] = NULL;
+        }
+        r = run(argv, environ, out, sizeof(out));
+        (void)snprintf(code, 8, "%.3s", r >= 0 && strlen(out) == 3 ? out : "000");
+        return r;
+}
+
+/* The status of the last response in curl's headers (after a CONNECT's own), and whether it carries
+ * X-Egress-Denied, the proxy's mark on a refusal. */
+static void last_response(const char *headers, unsigned *ret_status, bool *ret_denied)
+{
+        const char *p = headers, *last = NULL;
+
+        for (const char *l = p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncmp(l, "HTTP/", 5) == 0)
+                        last = l;
+        *ret_status = 0;
+        *ret_denied = false;
+        if (!last)
+                return;
+        p = strchr(last, ' ');
+        if (p && p[1] >= '1' && p[1] <= '5' && p[2] >= '0' && p[2] <= '9' && p[3] >= '0' && p[3] <= '9')
+                *ret_status = (unsigned)((p[1] - '0') * 100 + (p[2] - '0') * 10 + (p[3] - '0'));
+        for (const char *l = last; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncasecmp(l, "x-egress-denied:", 16) == 0)
+                        *ret_denied = true;
+}
+
+/* A write the policy refuses, through the proxy: the proxy must refuse it, with its mark. */
+static void *probe_egress_post(void *unused)
+{
+        char *argv[] = { (char *)CURL,
+                         (char *)"-s",
+                         (char *)"-o",
+                         (char *)"/dev/null",
+                         (char *)"-D",
+                         (char *)"-",
+                         (char *)"-m",
+                         (char *)"5",
+                         (char *)"-X",
+                         (char *)"POST",
+                         (char *)"-d",
+                         (char *)"agentic-job-check",
+                         (char *)args->control_url,
+                         NULL };
+        long long t = now_ms();
+        char out[4096] = "";
+        unsigned status;
+        bool denied;
+        int r;
+
+        (void)unused;
+        if (args->post == INSIDE_POST_NONE) {
+                emit("egress-post", "note", t, "[egress] proxy = false: no proxy to refuse a write");
+                return NULL;
+        }
+        if (args->post == INSIDE_POST_ADMITTED) {
+                emit("egress-post", "note", t, "not probed: the egress policy admits a POST to %s",
+                     args->control_url);
+                return NULL;
+        }
+        r = run(argv, environ, out, sizeof(out));
+        if (r < 0 || r == 127) {
+                emit("egress-post", "note", t, "not probed: cannot run " CURL);
+                return NULL;
+        }
+        last_response(out, &status, &denied);
+        if (status == 403 && denied)
+                emit("egress-post", "ok", t, "POST %s refused by the proxy (403, X-Egress-Denied)",
+                     args->control_url);
+        else
+                emit("egress-post", "fail", t,
+                     "POST %s, which the policy refuses: HTTP %u%s (curl status %d)", args->control_url,
+                     status, denied ? "" : " without X-Egress-Denied", r);
+        return NULL;
+}
+
+static void *probe_network(void *unused)
+{
+        long long t = now_ms();
+        char code[8];
+        int r;
+
+        (void)unused;
+        r = curl_code(args->control_url, args->proxy_port == 0, code);
+        if (r < 0 || r == 127) {
+                emit("network-control", "fail", t, "cannot run " CURL);
+                emit("metadata", "note", t, "not probed: no curl");
+                emit("egress-direct", "note", t, "not probed: no curl");
+                return NULL;
+        }
+        if (r == 0 && code[0] != '0' && code[0] != '4' && code[0] != '5')
+                emit("network-control", "ok", t, "%s answered %s%s", args->control_url, code,
+                     args->proxy_port ? " through the proxy" : "");
+        else
+                emit("network-control", "fail", t, "%s: HTTP %s, curl status %d", args->control_url, code,
+                     r);
+
+        t = now_ms();
+        r = curl_code(METADATA_URL, true, code);
+        if (strcmp(code, "000") != 0)
+                emit("metadata", "fail", t, METADATA_URL " answered %s", code);
+        else
+                emit("metadata", "ok", t, METADATA_URL " not reached (curl status %d)", r);
+
+        t = now_ms();
+        if (args->proxy_port == 0) {
+                emit("egress-direct", "note", t,
+                     "[egress] proxy = false: the sandbox reaches the network directly");
+                return NULL;
+        }
+        r = curl_code(args->control_url, true, code);
+        if (strcmp(code, "000") != 0)
+                emit("egress-direct", "fail", t, "%s answered %s without the proxy", args->control_url,
+                     code);
+        else
+                emit("egress-direct", "ok", t, "%s not reached without the proxy (curl status %d)",
+                     args->control_url, r);
+        return NULL;
+}
+
+/* ---- local IPC ---- */
+
+/* Whether a connection to the address succeeds within CONNECT_MS. */
+static bool reaches(const struct sockaddr *sa, socklen_t len)
+{
+        _cleanup_close_ int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        struct pollfd p;
+        int err = 0;
+        socklen_t el = sizeof(err);
+
+        if (fd < 0)
+                return false;
+        if (connect(fd, sa, len) == 0)
+                return true;
+        if (errno != EINPROGRESS && errno != EAGAIN)
+                return false;
+        if (errno == EAGAIN) /* a unix socket whose backlog is full: reached all the same */
+                return true;
+        p = (struct pollfd){ fd, POLLOUT, 0 };
+        if (poll(&p, 1, CONNECT_MS) <= 0)
+                return false;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+                return false;
+        return err == 0;
+}
+
+static bool reaches_tcp(int family, const void *addr, unsigned port)
+{
+        if (family == AF_INET) {
+                struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+                memcpy(&sa.sin_addr, addr, 4);
+                return reaches((struct sockaddr *)&sa, sizeof(sa));
+        }
+        struct sockaddr_in6 sa = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port) };
+        memcpy(&sa.sin6_addr, addr, 16);
+        return reaches((struct sockaddr *)&sa, sizeof(sa));
+}
+
+static bool port_allowed(unsigned port)
+{
+        if (args->proxy_port && port == args->proxy_port)
+                return true;
+        if (!args->proxy_port && port == args->tcp_control)
+                return true;
+        for (size_t i = 0; i < args->n_allow_tcp; i++)
+                if (args->allow_tcp[i] == port)
+                        return true;
+        return false;
+}
+
+/* Appends "ADDR:PORT" for every listener of a /proc/net/tcp file the sandbox user reaches. */
+static int scan_tcp(const char *file, int family, char *list, size_t size, unsigned *n_tried)
+{
+        _cleanup_fclose_ FILE *f = fopen(file, "re");
+        char line[512];
+
+        if (!f)
+                return errno == ENOENT ? 0 : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                char addr_text[INET6_ADDRSTRLEN];
+                unsigned char addr[16];
+                ProcNetTcp l4;
+                unsigned port;
+                size_t l;
+                int k = procnet_tcp_line(line, family == AF_INET6, &l4);
+
+                if (k < 0)
+                        return -EBADMSG;
+                if (k == 0 || port_allowed(l4.port))
+                        continue;
+                if (++*n_tried > MAX_LISTENERS)
+                        break;
+                port = l4.port;
+                memcpy(addr, l4.addr, 16);
+                if (family == AF_INET &&
+                    memcmp(addr, "\0\0\0\0", 4) == 0) /* wildcard: dialled on loopback */
+                        memcpy(addr, &(uint32_t){ htonl(INADDR_LOOPBACK) }, 4);
+                if (family == AF_INET6 && memcmp(addr, &in6addr_any, 16) == 0) {
+                        memcpy(addr, &in6addr_loopback, 16);
+                        /* A wildcard of IPv6 takes IPv4 too, unless it is v6-only. */
+                        if (reaches_tcp(AF_INET, &(uint32_t){ htonl(INADDR_LOOPBACK) }, port)) {
+                                l = strlen(list);
+                                (void)snprintf(list + l, size - l, "%s127.0.0.1:%u", l ? " " : "", port);
+                        }
+                }
+                if (!reaches_tcp(family, addr, port))
+                        continue;
+                inet_ntop(family, addr, addr_text, sizeof(addr_text));
+                l = strlen(list);
+                (void)snprintf(list + l, size - l, family == AF_INET ? "%s%s:%u" : "%s[%s]:%u", l ? " " : "",
+                               addr_text, port);
+        }
+        return 0;
+}
+
+static void *probe_local_tcp(void *unused)
+{
+        long long t = now_ms();
+        char list[CHECK_DETAIL_MAX] = "";
+        unsigned control = args->proxy_port ? args->proxy_port : args->tcp_control, tried = 0;
+        int r;
+
+        (void)unused;
+        if (reaches_tcp(AF_INET, &(uint32_t){ htonl(INADDR_LOOPBACK) }, control))
+                emit("local-tcp-control", "ok", t, "reached 127.0.0.1:%u (%s)", control,
+                     args->proxy_port ? "the proxy" : "the runner's listener");
+        else
+                emit("local-tcp-control", "fail", t, "did not reach 127.0.0.1:%u (%s)", control,
+                     args->proxy_port ? "the proxy" : "the runner's listener");
+        t = now_ms();
+        r = scan_tcp("/proc/net/tcp", AF_INET, list, sizeof(list), &tried);
+        if (r >= 0)
+                r = scan_tcp("/proc/net/tcp6", AF_INET6, list, sizeof(list), &tried);
+        if (r < 0)
+                emit("local-tcp", "fail", t, "cannot read /proc/net/tcp: %s",
+                     r == -EBADMSG ? "a line of an unknown shape" : strerror(-r));
+        else if (tried > MAX_LISTENERS)
+                emit("local-tcp", "fail", t, "more than %d listeners", MAX_LISTENERS);
+        else if (list[0])
+                emit("local-tcp", "fail", t, "reached %s", list);
+        else
+                emit("local-tcp", "ok", t, "reached none of %u listeners", tried);
+        return NULL;
+}
+
+static bool abstract_reaches(const char *name)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t n = strlen(name);
+
+        if (n == 0 || n >= sizeof(sa.sun_path))
+                return false;
+        memcpy(sa.sun_path + 1, name, n);
+        return reaches((struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+}
+
+static bool abstract_allowed(const char *name)
+{
+        if (strcmp(name, args->abstract) == 0)
+                return true;
+        for (size_t i = 0; i < args->n_allow_socket; i++)
+                if (args->allow_socket[i][0] == '@' && strcmp(args->allow_socket[i] + 1, name) == 0)
+                        return true;
+        return false;
+}
+
+static void *probe_local_abstract(void *unused)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        long long t = now_ms();
+        char list[CHECK_DETAIL_MAX] = "", line[512];
+        unsigned tried = 0;
+
+        (void)unused;
+        if (abstract_reaches(args->abstract))
+                emit("local-abstract-control", "ok", t, "reached @%s (the runner's)", args->abstract);
+        else
+                emit("local-abstract-control", "fail", t, "did not reach @%s (the runner's)",
+                     args->abstract);
+        t = now_ms();
+        f = fopen("/proc/net/unix", "re");
+        if (!f) {
+                emit("local-abstract", "fail", t, "cannot read /proc/net/unix: %s", strerror(errno));
+                return NULL;
+        }
+        while (fgets(line, sizeof(line), f)) {
+                ProcNetUnix u;
+                size_t l;
+                int k = procnet_unix_line(line, &u);
+                const char *path = u.name;
+
+                if (k < 0) {
+                        emit("local-abstract", "fail", t, "/proc/net/unix: a line of an unknown shape");
+                        return NULL;
+                }
+                if (k == 0 || abstract_allowed(path))
+                        continue;
+                if (++tried > MAX_LISTENERS)
+                        break;
+                if (!abstract_reaches(path))
+                        continue;
+                l = strlen(list);
+                (void)snprintf(list + l, sizeof(list) - l, "%s@%s", l ? " " : "", path);
+        }
+        if (tried > MAX_LISTENERS)
+                emit("local-abstract", "fail", t, "more than %d listeners", MAX_LISTENERS);
+        else if (list[0])
+                emit("local-abstract", "fail", t, "reached %s", list);
+        else
+                emit("local-abstract", "ok", t, "reached none of %u other listeners", tried);
+        return NULL;
+}
+
+/* ---- the command ---- */
+
+static void *(*const probes[])(void *) = {
+        probe_groups,  probe_private_dirs, probe_state_write, probe_user_manager,
+        probe_network, probe_egress_post,  probe_local_tcp,   probe_local_abstract,
+};
+
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+static size_t n_done;
+
+static void *run_probe(void *i)
+{
+        probes[(uintptr_t)i](NULL);
+        pthread_mutex_lock(&done_lock);
+        n_done++;
+        pthread_cond_signal(&done_cond);
+        pthread_mutex_unlock(&done_lock);
+        return NULL;
+}
+
+int sandbox_probe_inside_main(int argc, char **argv)
+{
+        AjError e = {};
+        struct timespec deadline;
+        int r;
+
+        r = inside_args_parse(argc, argv, &args_storage, &e);
+        if (r < 0) {
+                fprintf(stderr, "agentic-job sandbox probe-inside: %s\n", e.message);
+                return 2;
+        }
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += ALL_MS / 1000;
+        for (size_t i = 0; i < ELEMENTSOF(probes); i++) {
+                pthread_t t;
+
+                r = pthread_create(&t, NULL, run_probe, (void *)(uintptr_t)i);
+                if (r != 0) {
+                        fprintf(stderr, "agentic-job sandbox probe-inside: cannot start a thread: %s\n",
+                                strerror(r));
+                        return 2;
+                }
+                (void)pthread_detach(t);
+        }
+        pthread_mutex_lock(&done_lock);
+        while (n_done < ELEMENTSOF(probes))
+                if (pthread_cond_timedwait(&done_cond, &done_lock, &deadline) == ETIMEDOUT)
+                        break;
+        r = n_done < ELEMENTSOF(probes);
+        pthread_mutex_unlock(&done_lock);
+        /* A probe still running has no result: the runner side counts it failed. */
+        pthread_mutex_lock(&out_lock);
+        fflush(stdout);
+        _exit(r);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The table of probes, in the order they are printed: agentic-job-probes(7) is this table in prose. */
+#include "probes.h"
+
+#include <string.h>
+
+#include "macro.h"
+
+const ProbeDef probe_table[] = {
+        { "groups-control", "privilege", PROBE_SANDBOX, "the sandbox user's groups are read and named", NULL,
+          NULL },
+        { "groups", "privilege", PROBE_SANDBOX,
+          "membership of a group that is root by another name (gid 0, "
+          "sudo, adm, disk, docker, ...)",
+          "groups-control", "setup adds the sandbox user to none" },
+        { "private-dir-control", "files", PROBE_RUNNER, "the runner reads its own home", NULL, NULL },
+        { "private-dir:", "files", PROBE_SANDBOX,
+          "read or search the runner's home and each configured private directory", "private-dir-control",
+          "setup's chmod 0700" },
+        { "state-write-control", "files", PROBE_SANDBOX, "the sandbox user may write its own home", NULL,
+          NULL },
+        { "state-write", "files", PROBE_SANDBOX,
+          "write (faccessat W_OK) /etc/agentic-job, its config.toml, /usr/local/libexec, the helper, and "
+          "with the "
+          "proxy the policy and its directory",
+          "state-write-control",
+          "setup: root's alone (the helper and the check refuse the configuration otherwise)" },
+        { "user-manager-control", "privilege", PROBE_SANDBOX, "systemd runs and systemd-run is there", NULL,
+          NULL },
+        { "user-manager", "privilege", PROBE_SANDBOX,
+          "start a transient unit of its own user manager (systemd-run --user), which would outlive the "
+          "command, leave its cgroup and have no no_new_privs",
+          "user-manager-control",
+          "setup masks user@UID.service ([sandbox] user-manager = true keeps it: a note)" },
+        { "network-control", "network", PROBE_SANDBOX,
+          "fetch control-url (through the proxy where there is one)", NULL, NULL },
+        { "metadata-control", "network", PROBE_RUNNER,
+          "the runner reaches the cloud metadata address 169.254.169.254 (a note where it cannot)", NULL,
+          NULL },
+        { "metadata", "network", PROBE_SANDBOX, "reach 169.254.169.254 without the proxy", "network-control",
+          "the nftables rules on the sandbox uids" },
+        { "egress-direct", "network", PROBE_SANDBOX, "fetch control-url without the proxy",
+          "network-control", "the nftables rules on the sandbox uids (only loopback's proxy port)" },
+        { "egress-post", "network", PROBE_SANDBOX,
+          "POST a body to control-url through the proxy, which the egress policy refuses (asked with "
+          "egress_decide()); the proxy must answer 403 with X-Egress-Denied",
+          "network-control", "the egress proxy, deciding with the installed policy" },
+        { "local-tcp-control", "local-ipc", PROBE_SANDBOX,
+          "connect to the proxy's port (without the proxy: to a listener the runner opened)", NULL, NULL },
+        { "local-tcp", "local-ipc", PROBE_SANDBOX,
+          "connect to every listening TCP socket on loopback and local addresses, IPv4 and IPv6, but the "
+          "proxy's and allow-tcp-ports (a listener of the runner's among them)",
+          "local-tcp-control", "the nftables rules on the sandbox uids" },
+        { "local-abstract-control", "local-ipc", PROBE_SANDBOX,
+          "connect to an abstract unix socket the runner opened", NULL, NULL },
+        { "local-abstract", "local-ipc", PROBE_SANDBOX,
+          "connect to every listening abstract unix socket but those of allow-sockets",
+          "local-abstract-control", "nothing but their absence: any user reaches them" },
+        { "kill-user", "check", PROBE_RUNNER, "helper kill-user before the first probe (a note)", NULL,
+          NULL },
+        { "probe-inside", "check", PROBE_RUNNER,
+          "the sandbox side ran in one helper enter and wrote nothing but result lines", NULL, NULL },
+        { "record", "check", PROBE_RUNNER, "the pass record (notes; a failure to write one asked for)", NULL,
+          NULL },
+};
+const size_t probe_table_size = ELEMENTSOF(probe_table);
+
+const ProbeDef *probe_lookup(const char *name)
+{
+        for (size_t i = 0; i < probe_table_size; i++) {
+                const char *p = probe_table[i].name;
+                size_t n = strlen(p);
+
+                if (p[n - 1] == ':' ? strncmp(name, p, n) == 0 && name[n] != '\0' : strcmp(name, p) == 0)
+                        return &probe_table[i];
+        }
+        return NULL;
+}

@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# `agentic-job sandbox check` end to end, inside a booted test host (tests/host/run), after the project's
+# own `sandbox setup` (with the egress proxy, the fake internet as control-url). First the whole check
+# passes, as the runner, every probe named; then, for each probe, one protection is removed and exactly
+# the expected set of probe names must fail; restored, the check passes again. Then the refusals (root,
+# usage), --json, the step summary, and the pass record's rules (written only on a pass; removed by every
+# check and by sandbox exec; taken only when it matches this job, attempt, binary and configuration).
+#
+# The host is thrown away after the run: this suite installs the project and changes the host for good.
+#
+# usage: bash tests/host/run --release trixie|bookworm tests/e2e/check.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/../integration/lib.sh"
+
+require_test_host tests/e2e/check.sh
+build=${AJH_BUILD:-/build}
+CLIENT=/usr/local/bin/agentic-job
+RUNNER=runner
+SANDBOX=runner-sandbox
+PRIVATE=/opt/ajt-private
+NFT_SAVED=
+work=$(mktemp -d /tmp/ajt-check.XXXXXX)
+chmod 0755 "$work"
+on_exit "rm -rf $work"
+
+echo "# ${AJH_RELEASE:-unknown release}: $(systemctl --version | head -n1)"
+ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
+useradd --create-home --shell /bin/bash "$RUNNER"
+printf '%s ALL=(ALL) NOPASSWD: ALL\n' "$RUNNER" >/etc/sudoers.d/runner
+chmod 0440 /etc/sudoers.d/runner
+RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
+install -d -m 0755 "$PRIVATE"
+rm -f /etc/resolv.conf
+printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
+cat >"$work/config.toml" <<EOT
+[sandbox]
+user = "$SANDBOX"
+runner-user = "$RUNNER"
+groups = []
+private-dirs = ["$PRIVATE"]
+
+[sandbox.check]
+control-url = "https://www.fake.test/"
+
+[egress]
+proxy = true
+EOT
+chmod 0644 "$work/config.toml"
+if ! "$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1; then
+        sed 's/^/# setup: /' "$work/setup.out"
+        echo "Bail out! setup failed"
+        exit 1
+fi
+pass "sandbox setup"
+
+# The runner's job: its own temporary directory and a job's variables, nothing of root's environment.
+RUNNER_TEMP=$RUNNER_HOME/temp
+install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_TEMP"
+RECORD=$RUNNER_TEMP/agentic-job-sandbox-checked
+as_runner() {
+        runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+                GITHUB_RUN_ID=4242 GITHUB_RUN_ATTEMPT="${ATTEMPT:-1}" GITHUB_JOB=agent "$@"
+}
+
+# check [ARGS...]: runs the check as the runner; $work/out, $work/err, $status; $failed the sorted names
+# of the FAIL lines, space-separated.
+check() {
+        local start
+        start=$(date +%s%N)
+        as_runner "$CLIENT" sandbox check "$@" </dev/null >"$work/out" 2>"$work/err"
+        status=$?
+        elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+        failed=$(sed -n 's/^FAIL \[\([^]]*\)\].*/\1/p' "$work/out" | sort -u | tr '\n' ' ' | sed 's/ $//')
+}
+show() { sed 's/^/# | /' "$work/out" "$work/err"; }
+
+# expect_failing WHAT "NAMES...": the check fails (status 1) with exactly these probe names, and says so
+# on standard error; or, with no names, passes (status 0).
+expect_failing() {
+        local what=$1 want
+        want=$(tr ' ' '\n' <<<"$2" | sed '/^$/d' | sort -u | tr '\n' ' ' | sed 's/ $//')
+        check
+        if [ -z "$want" ]; then
+                if [ "$status" = 0 ] && [ -z "$failed" ]; then
+                        pass "$what: the check passes (in $elapsed_ms ms)"
+                else
+                        fail "$what: status $status, failed '$failed', expected a pass"
+                        show
+                fi
+                return
+        fi
+        if [ "$status" = 1 ] && [ "$failed" = "$want" ]; then
+                pass "$what: exactly {$want} fail"
+        else
+                fail "$what: status $status, failed {$failed}, expected {$want}"
+                show
+        fi
+        expect_eq "$what: standard error names them" \
+                "agentic-job sandbox check: $(wc -w <<<"$want") failed: $want" "$(cat "$work/err")"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the whole check"
+check
+show
+expect_eq "the check passes: status 0" 0 "$status"
+expect_eq "no probe failed" "" "$failed"
+echo "# ${AJH_RELEASE:-?}: the whole check took $elapsed_ms ms"
+PROBES=(private-dir-control metadata-control groups-control groups "private-dir:$RUNNER_HOME"
+        "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
+        network-control metadata egress-post egress-direct
+        local-tcp-control local-tcp local-abstract-control local-abstract probe-inside)
+for p in "${PROBES[@]}"; do
+        expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
+done
+expect_eq "every line is a result, but the last" "" \
+        "$(sed '$d' "$work/out" | grep -vE '^(ok|FAIL|note) \[[^]]+\] ' | head -n 3)"
+expect_contains "kill-user is named in a note" "note [kill-user] ended " "$(cat "$work/out")"
+expect_eq "the last line counts them" "${#PROBES[@]} ok, 0 failed, 1 notes" "$(tail -n1 "$work/out")"
+expect_eq "nothing on standard error" "" "$(cat "$work/err")"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# each protection removed, then restored"
+
+usermod --append --groups adm "$SANDBOX"
+on_exit "gpasswd --delete $SANDBOX adm"
+expect_failing "the sandbox user in group adm" "groups"
+gpasswd --delete "$SANDBOX" adm >/dev/null
+
+chmod 0755 "$RUNNER_HOME"
+on_exit "chmod 0700 $RUNNER_HOME"
+expect_failing "the runner's home 0755" "private-dir:$RUNNER_HOME"
+chmod 0711 "$RUNNER_HOME"
+expect_failing "the runner's home 0711" "private-dir:$RUNNER_HOME"
+chmod 0700 "$RUNNER_HOME"
+chmod 0755 "$PRIVATE"
+on_exit "chmod 0700 $PRIVATE"
+expect_failing "a private directory 0755" "private-dir:$PRIVATE"
+chmod 0700 "$PRIVATE"
+
+POLICY=/opt/egress-proxy/policy/policy.toml
+chmod o+w "$POLICY"
+on_exit "chmod o-w $POLICY"
+expect_failing "the egress policy writable by others" "state-write"
+expect_contains "it is named" "$POLICY" "$(grep '^FAIL \[state-write\]' "$work/out")"
+chmod o-w "$POLICY"
+
+SB_UID=$(id -u "$SANDBOX")
+expect_eq "setup masked the sandbox user's user manager" "masked" "$(systemctl is-enabled "user@$SB_UID.service" 2>&1)"
+# With [sandbox] user-manager = true the probe is a note naming that choice, never ok.
+cp -p /etc/agentic-job/config.toml "$work/installed.toml"
+on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
+sed -i 's|^\[sandbox\]$|&\nuser-manager = true|' /etc/agentic-job/config.toml
+expect_failing "[sandbox] user-manager = true" ""
+expect_contains "a note names the choice" "note [user-manager] not probed: [sandbox] user-manager = true" \
+        "$(cat "$work/out")"
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+# Every check ends the user and the next starts it again: checks in quick succession reach systemd's start
+# limit of user-runtime-dir@UID.service, without which no user manager starts; reset before the case.
+systemctl reset-failed "user-runtime-dir@$SB_UID.service" "user@$SB_UID.service" 2>/dev/null
+systemctl unmask --quiet "user@$SB_UID.service"
+on_exit "systemctl mask --quiet user@$SB_UID.service"
+expect_failing "the user manager unmasked" "user-manager"
+systemctl mask --quiet "user@$SB_UID.service"
+# The user manager that case started is ended here, and logind let finish, before the next case: logind
+# ends a user after kill-user has returned, and a session opened meanwhile goes with it (seen on bookworm).
+loginctl terminate-user "$SANDBOX" 2>/dev/null
+for _ in $(seq 100); do loginctl show-user "$SANDBOX" >/dev/null 2>&1 || break; sleep 0.1; done
+
+# The proxy reads the policy when it starts; the check reads the installed file. A proxy started with a
+# rule that admits the POST, the file then put back: the proxy no longer enforces what the check reads.
+cp -p "$POLICY" "$work/policy.orig"
+on_exit "cp -p $work/policy.orig $POLICY; $CLIENT egress stop; $CLIENT egress start"
+printf '\n[[write]]\nname = "ajt-post"\nwhy = "the removal test of egress-post"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/**"]\n' >>"$POLICY"
+restart_proxy() {
+        "$CLIENT" egress stop >"$work/proxy.out" 2>&1 && "$CLIENT" egress start >>"$work/proxy.out" 2>&1 ||
+                { sed 's/^/# proxy: /' "$work/proxy.out"; fail "$1: the proxy did not restart"; }
+}
+restart_proxy "a rule for the POST"
+expect_failing "a policy that admits the POST" ""
+expect_contains "egress-post is a note then, never ok" "note [egress-post] not probed: the egress policy admits a POST" \
+        "$(cat "$work/out")"
+cp -p "$work/policy.orig" "$POLICY"
+expect_failing "the proxy started with that rule, the installed policy without it" "egress-post"
+restart_proxy "the installed policy"
+expect_failing "the proxy restarted with the installed policy" ""
+
+NFT_SAVED=$work/table.nft
+nft list table inet agentic_job >"$NFT_SAVED"
+nft delete table inet agentic_job
+on_exit "nft list table inet agentic_job >/dev/null 2>&1 || nft -f $NFT_SAVED"
+expect_failing "the nftables table deleted" "egress-direct local-tcp metadata"
+nft -f "$NFT_SAVED"
+
+python3 -c '
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("\0ajt-check-abstract")
+s.listen(8)
+print("ready", flush=True)
+time.sleep(600)' >"$work/abstract.ready" &
+abstract_pid=$!
+on_exit "kill $abstract_pid"
+for _ in $(seq 100); do [ -s "$work/abstract.ready" ] && break; sleep 0.05; done
+expect_failing "an abstract socket of root's" "local-abstract"
+expect_contains "it is named" "@ajt-check-abstract" "$(grep '^FAIL \[local-abstract\]' "$work/out")"
+sed -i 's|^control-url = .*|&\nallow-sockets = ["@ajt-check-abstract"]|' /etc/agentic-job/config.toml
+expect_failing "the same socket in [sandbox.check] allow-sockets" ""
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+kill "$abstract_pid"
+wait "$abstract_pid" 2>/dev/null
+
+expect_failing "everything restored" ""
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# refusals, --json, the step summary"
+
+"$CLIENT" sandbox check >"$work/out" 2>"$work/err"
+expect_eq "as root: status 2" 2 "$?"
+expect_eq "as root: one line" "agentic-job sandbox check: refused as root: run it as the runner's user" "$(cat "$work/err")"
+check --bogus
+expect_eq "an unknown option: status 2" 2 "$status"
+chmod o+w /etc/agentic-job/config.toml
+check
+expect_eq "a configuration others can write: status 2" 2 "$status"
+expect_contains "it is named" "/etc/agentic-job/config.toml" "$(cat "$work/err")"
+expect_eq "before any probe" "" "$(cat "$work/out")"
+chmod o-w /etc/agentic-job/config.toml
+cp -p "$POLICY" "$work/policy.saved"
+on_exit "cp -p $work/policy.saved $POLICY"
+printf '[[write]]\nname = "x"\nbogus = 1\n' >"$POLICY"
+check
+expect_eq "an egress policy that does not parse: status 2" 2 "$status"
+expect_contains "it is named" "the egress policy: $POLICY" "$(cat "$work/err")"
+expect_eq "before any probe" "" "$(cat "$work/out")"
+cp -p "$work/policy.saved" "$POLICY"
+check --record --unless-passed
+expect_eq "--record with --unless-passed: status 2" 2 "$status"
+
+check --json
+expect_eq "--json: status 0" 0 "$status"
+expect_eq "--json: one document with the counts" "${#PROBES[@]} 0 1" \
+        "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["ok"], d["failed"], d["notes"])' "$work/out")"
+expect_eq "--json: every result has a group" "" \
+        "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(" ".join(r["name"] for r in d["results"] if r.get("group") is None))' "$work/out")"
+
+install -m 0600 -o "$RUNNER" /dev/null "$RUNNER_TEMP/summary.md"
+as_runner env GITHUB_STEP_SUMMARY="$RUNNER_TEMP/summary.md" "$CLIENT" sandbox check >/dev/null 2>&1
+expect_eq "GITHUB_STEP_SUMMARY: a Markdown row per result" "$((${#PROBES[@]} + 1))" \
+        "$(grep -cE '^\| (ok|FAIL|note) \| `' "$RUNNER_TEMP/summary.md")"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the record"
+
+check --record
+expect_eq "--record on a pass: status 0" 0 "$status"
+expect_contains "it says so" "note [record] record written: $RECORD" "$(cat "$work/out")"
+expect_eq "the record: the runner's, 0600" "$RUNNER 600" "$(stat -c '%U %a' "$RECORD")"
+expect_eq "its fields" "run-id=4242 run-attempt=1 job=agent version=$("$CLIENT" --version | cut -d' ' -f2) binary-sha256=$(sha256sum "$CLIENT" | cut -d' ' -f1) config-sha256=$(sha256sum /etc/agentic-job/config.toml | cut -d' ' -f1) policy-sha256=$(sha256sum /opt/egress-proxy/policy/policy.toml | cut -d' ' -f1)" \
+        "$(sed 1d "$RECORD" | tr '\n' ' ' | sed 's/ $//')"
+
+check --unless-passed
+expect_eq "--unless-passed with the record: status 0" 0 "$status"
+expect_contains "no probe made" "no probe made" "$(cat "$work/out")"
+expect_eq "no probe line" "" "$(grep -E '^(ok|FAIL) ' "$work/out")"
+expect_absent "the record was removed" "$RECORD"
+echo "# ${AJH_RELEASE:-?}: --unless-passed with a record took $elapsed_ms ms"
+check --unless-passed
+expect_eq "--unless-passed again, no record: it probes" "${#PROBES[@]}" "$(grep -c '^ok ' "$work/out")"
+expect_absent "and leaves no record" "$RECORD"
+
+check --record
+expect_eq "a record again" "yes" "$([ -f "$RECORD" ] && echo yes)"
+check
+expect_absent "a plain check removes it" "$RECORD"
+check --record
+as_runner env GITHUB_STEP_SUMMARY= "$CLIENT" sandbox exec -- true </dev/null
+expect_absent "sandbox exec removes it" "$RECORD"
+
+check --record
+ATTEMPT=2 check --unless-passed
+expect_contains "another attempt: not taken" "note [record] not taken: its run-attempt is not this one's" "$(cat "$work/out")"
+expect_eq "another attempt: it probes" "${#PROBES[@]}" "$(grep -c '^ok ' "$work/out")"
+
+check --record
+cp "$RECORD" "$work/record.saved"
+rm -f "$RECORD"
+ln -s "$work/record.saved" "$RECORD"
+check --unless-passed
+expect_contains "a link: not taken" "note [record] the record was not taken: it is a link" "$(cat "$work/out")"
+expect_absent "the link removed" "$RECORD"
+
+install -m 0600 -o nobody "$work/record.saved" "$RECORD"
+check --unless-passed
+expect_contains "another owner's file: not taken" "not the runner's file" "$(cat "$work/out")"
+expect_absent "removed all the same" "$RECORD"
+
+install -m 0600 -o "$RUNNER" "$work/record.saved" "$RECORD"
+chmod 0770 "$RUNNER_TEMP"
+check --unless-passed
+expect_contains "a group-writable directory: not taken" "is not a directory of the runner's that no one else can write" "$(cat "$work/out")"
+chmod 0700 "$RUNNER_TEMP"
+
+install -m 0600 -o "$RUNNER" "$work/record.saved" "$RECORD"
+echo "# a comment changes the bytes" >>/etc/agentic-job/config.toml
+check --unless-passed
+expect_contains "a changed configuration: not taken" "not taken: its config-sha256 is not this one's" "$(cat "$work/out")"
+sed -i '$d' /etc/agentic-job/config.toml
+
+check --record
+cp -p "$CLIENT" "$work/client.saved"
+on_exit "cp -p $work/client.saved $CLIENT"
+printf '\0' >>"$CLIENT"
+check --unless-passed
+expect_contains "a changed binary: not taken" "not taken: its binary-sha256 is not this one's" "$(cat "$work/out")"
+cp -p "$work/client.saved" "$CLIENT"
+
+chmod 0777 "$RUNNER_TEMP"
+check --record
+expect_contains "--record into a directory others can write: refused" "no record written" "$(cat "$work/out")"
+expect_absent "no record there" "$RECORD"
+chmod 0700 "$RUNNER_TEMP"
+
+chmod 0755 "$RUNNER_HOME"
+check --record
+expect_eq "--record when a probe fails: status 1" 1 "$status"
+expect_absent "--record when a probe fails: no record" "$RECORD"
+chmod 0700 "$RUNNER_HOME"
+
+finish

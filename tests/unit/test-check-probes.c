@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/* The check's plan and the sandbox side's inputs: the names the runner waits for against the probe table,
+ * the sandbox side's command line, and its readers of /proc/net/tcp, tcp6 and unix (lines as the kernel
+ * writes them, and lines of other shapes). */
+#include <check.h>
+
+#include "check-run.h"
+#include <arpa/inet.h>
+#include <errno.h>
+#include <string.h>
+
+#include "check-inside.h"
+#include "macro.h"
+#include "probes.h"
+#include "procnet.h"
+
+START_TEST(test_plan_matches_table)
+{
+        char *const dirs[] = { (char *)"/home/runner", (char *)"/opt/x" };
+        _cleanup_strv_free_ char **names = NULL;
+        size_t n_sandbox = 0, n_param = 0;
+
+        ck_assert_int_eq(inside_expected_names(dirs, 2, &names), 0);
+        /* Every name the runner waits for is a sandbox-side probe of the table... */
+        for (char **n = names; *n; n++) {
+                const ProbeDef *d = probe_lookup(*n);
+                ck_assert_msg(d, "%s is not in the table", *n);
+                ck_assert_msg(d->side == PROBE_SANDBOX, "%s is not the sandbox side's", *n);
+                ck_assert_msg(!d->control || probe_lookup(d->control), "%s: control %s unknown", *n,
+                              d->control);
+        }
+        /* ...and every sandbox-side probe of the table is waited for (a parametrized one once per path). */
+        for (size_t i = 0; i < probe_table_size; i++) {
+                const char *t = probe_table[i].name;
+                bool found = false;
+
+                if (probe_table[i].side != PROBE_SANDBOX)
+                        continue;
+                if (t[strlen(t) - 1] == ':') {
+                        n_param++;
+                        continue;
+                }
+                n_sandbox++;
+                for (char **n = names; *n; n++)
+                        found = found || strcmp(*n, t) == 0;
+                ck_assert_msg(found, "%s is never waited for", t);
+        }
+        ck_assert_uint_eq(strv_length(names), n_sandbox + 2 * n_param);
+        ck_assert_str_eq(names[strv_length(names) - 1], "private-dir:/opt/x");
+        ck_assert_ptr_null(probe_lookup("private-dir:"));
+        ck_assert_ptr_null(probe_lookup("nothing"));
+}
+END_TEST
+
+START_TEST(test_inside_args)
+{
+        char *ok[] = { "probe-inside",
+                       "--proxy-port",
+                       "3128",
+                       "--user-manager",
+                       "masked",
+                       "--post",
+                       "refused",
+                       "--control-url",
+                       "https://x/",
+                       "--tcp-control",
+                       "4000",
+                       "--abstract",
+                       PROBE_ABSTRACT_PREFIX "ab",
+                       "--private",
+                       "/home/r",
+                       "--allow-tcp",
+                       "53",
+                       "--allow-socket",
+                       "@x",
+                       NULL };
+        InsideArgs a;
+        AjError e = {};
+
+        ck_assert_int_eq(inside_args_parse((int)ELEMENTSOF(ok) - 1, ok, &a, &e), 0);
+        ck_assert_uint_eq(a.proxy_port, 3128);
+        ck_assert_uint_eq(a.tcp_control, 4000);
+        ck_assert_uint_eq(a.n_private, 1);
+        ck_assert_uint_eq(a.allow_tcp[0], 53);
+        ck_assert_str_eq(a.allow_socket[0], "@x");
+
+        static const char *const bad[][3] = {
+                { "--proxy-port", "3128", NULL },      /* repeated */
+                { "--tcp-control", "0", NULL },        /* not a port */
+                { "--abstract", "other", NULL },       /* not the check's */
+                { "--private", "relative", NULL },     /* not absolute */
+                { "--allow-tcp", "65536", NULL },      /* not a port */
+                { "--bogus", "1", NULL },              /* unknown */
+                { "--control-url", "ftp://x/", NULL }, /* repeated, and not http */
+                { "--private", NULL, NULL },           /* no value */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *argv[26];
+                int n = 0;
+
+                for (size_t j = 0; ok[j]; j++)
+                        argv[n++] = ok[j];
+                argv[n++] = (char *)bad[i][0];
+                if (bad[i][1])
+                        argv[n++] = (char *)bad[i][1];
+                argv[n] = NULL;
+                ck_assert_msg(inside_args_parse(n, argv, &a, &e) == -EINVAL, "case %zu accepted", i);
+        }
+        ck_assert_int_eq(inside_args_parse(1, (char *[]){ "probe-inside", NULL }, &a, &e), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_tcp_lines)
+{
+        ProcNetTcp t;
+        char text[INET6_ADDRSTRLEN];
+
+        ck_assert_int_eq(
+                procnet_tcp_line("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when "
+                                 "retrnsmt   uid  timeout inode\n",
+                                 false, &t),
+                0);
+        ck_assert_int_eq(
+                procnet_tcp_line("   0: 0100007F:0C38 00000000:0000 0A 00000000:00000000 00:00000000 "
+                                 "00000000   106        0 21512 1 0000000000000000 100 0 0 10 0\n",
+                                 false, &t),
+                1);
+        ck_assert_uint_eq(t.port, 3128);
+        ck_assert_str_eq(inet_ntop(AF_INET, t.addr, text, sizeof(text)), "127.0.0.1");
+        /* Established: not a listener. */
+        ck_assert_int_eq(
+                procnet_tcp_line("   1: 0100007F:0C38 0100007F:A2C4 01 00000000:00000000 00:00000000 "
+                                 "00000000   106        0 0 1\n",
+                                 false, &t),
+                0);
+        ck_assert_int_eq(
+                procnet_tcp_line("   2: 00000000000000000000000001000000:0C38 "
+                                 "00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 "
+                                 "00000000 106 0 21513 1\n",
+                                 true, &t),
+                1);
+        ck_assert_str_eq(inet_ntop(AF_INET6, t.addr, text, sizeof(text)), "::1");
+        ck_assert_int_eq(procnet_tcp_line("   3: 00000000:0016 00000000:0000 0A\n", false, &t), 1);
+        ck_assert_str_eq(inet_ntop(AF_INET, t.addr, text, sizeof(text)), "0.0.0.0");
+        ck_assert_uint_eq(t.port, 22);
+
+        static const char *const bad[] = {
+                "",
+                "garbage\n",
+                "   0 0100007F:0C38 00000000:0000 0A\n",   /* no colon after the slot */
+                "   0: 0100007F0C38 00000000:0000 0A\n",   /* no colon in the address */
+                "   0: 0100007G:0C38 00000000:0000 0A\n",  /* not hex */
+                "   0: 100007F:0C38 00000000:0000 0A\n",   /* short */
+                "   0: 0100007F:0C38 00000000:0000\n",     /* no state */
+                "   0: 0100007F:0C38 00000000:0000 100\n", /* state too large */
+                "   0: 0100007F:10000 00000000:0000 0A\n", /* port too long */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(procnet_tcp_line(bad[i], false, &t) == -EINVAL, "accepted: %s", bad[i]);
+        /* An IPv4 line in the IPv6 file is of another shape. */
+        ck_assert_int_eq(procnet_tcp_line("   3: 00000000:0016 00000000:0000 0A\n", true, &t), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_unix_lines)
+{
+        ProcNetUnix u;
+
+        ck_assert_int_eq(procnet_unix_line("Num       RefCount Protocol Flags    Type St Inode Path\n", &u),
+                         0);
+        ck_assert_int_eq(procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0001 01 24567 "
+                                           "@agentic-job-check-0011\n",
+                                           &u),
+                         1);
+        ck_assert_str_eq(u.name, "agentic-job-check-0011");
+        /* seqpacket, a name with a space and an '@' (a NUL shown as '@') */
+        ck_assert_int_eq(
+                procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0005 01 1 @a b@c\n", &u), 1);
+        ck_assert_str_eq(u.name, "a b@c");
+        /* not listening; datagram; a path; no name at all */
+        ck_assert_int_eq(
+                procnet_unix_line("0000000000000000: 00000003 00000000 00000000 0001 03 24568 @x\n", &u), 0);
+        ck_assert_int_eq(
+                procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0002 01 3 @x\n", &u), 0);
+        ck_assert_int_eq(
+                procnet_unix_line(
+                        "0000000000000000: 00000002 00000000 00010000 0001 01 4 /run/dbus/socket\n", &u),
+                0);
+        ck_assert_int_eq(procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0001 01 5\n", &u),
+                         0);
+
+        static const char *const bad[] = {
+                "",
+                "garbage\n",
+                "0000000000000000 00000002 00000000 00010000 0001 01 5 @x\n",   /* no colon */
+                "0000000000000000: 00000002 00000000 0001000Z 0001 01 5 @x\n",  /* not hex */
+                "0000000000000000: 00000002 00000000 00010000 0001 01 x5 @x\n", /* inode not decimal */
+                "0000000000000000: 00000002 00000000 00010000 10001 01 5 @x\n", /* type too large */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(procnet_unix_line(bad[i], &u) == -EINVAL, "accepted: %s", bad[i]);
+}
+END_TEST
+
+static Suite *probes_suite(void)
+{
+        Suite *s = suite_create("check-probes");
+        TCase *tc = tcase_create("probes");
+
+        tcase_add_test(tc, test_plan_matches_table);
+        tcase_add_test(tc, test_inside_args);
+        tcase_add_test(tc, test_tcp_lines);
+        tcase_add_test(tc, test_unix_lines);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        return check_run(probes_suite());
+}
