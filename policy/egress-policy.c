@@ -1029,6 +1029,33 @@ static bool fronted(EgressDecision *d, const char *what, const char *value, cons
         return true;
 }
 
+/* Inside a tunnel the request's URL is a third name, besides the Host header and the server name: squid
+ * sends the request over the tunnel whatever host or port its URL names, and an origin serving several
+ * names (a wildcard or shared certificate) answers for the one the URL names. */
+static bool url_elsewhere(EgressDecision *d, const EgressRequest *q, const char *host, unsigned port)
+{
+        char other[EGRESS_HOST_MAX], a[EGRESS_HOST_MAX + 2], b[EGRESS_HOST_MAX + 2];
+        unsigned written, url_port;
+
+        if (!q->url_host)
+                return false;
+        if (host_normalize_port(q->url_host, other, &written) < 0) {
+                decide(d, EGRESS_DENY, NULL, "malformed request: the URL's host %s is not a valid host name",
+                       SHOWN(q->url_host));
+                return true;
+        }
+        url_port = q->url_port != 0 ? q->url_port : written;
+        if ((q->url_port != 0 && written != 0 && q->url_port != written) || url_port == 0 || port == 0) {
+                decide(d, EGRESS_DENY, NULL, "malformed request: the URL's port or the tunnel's is unknown");
+                return true;
+        }
+        if (strcmp(other, host) == 0 && url_port == port)
+                return false;
+        decide(d, EGRESS_DENY, NULL, "domain fronting: the URL names %s:%u, but the tunnel is to %s:%u",
+               host_shown(other, a), url_port, host_shown(host, b), port);
+        return true;
+}
+
 static void decide_connect(const EgressRequest *q, unsigned written_port, EgressDecision *d)
 {
         unsigned port = q->port != 0 ? q->port : written_port;
@@ -1125,7 +1152,8 @@ void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, con
                        host_shown(host, a));
                 return;
         }
-        if (fronted(d, "Host header", q->host_header, host) || fronted(d, "TLS server name", q->sni, host))
+        if (fronted(d, "Host header", q->host_header, host) || fronted(d, "TLS server name", q->sni, host) ||
+            url_elsewhere(d, q, host, q->port != 0 ? q->port : port))
                 return;
 
         if (strcmp(q->method, "CONNECT") == 0)
@@ -1208,6 +1236,9 @@ void egress_decide_client(const EgressPolicy *policy, const EgressThreats *threa
         u = c->url;
         connect = c->method && strcmp(c->method, "CONNECT") == 0;
 
+        char url_host[EGRESS_HOST_MAX];
+        unsigned url_port = 0;
+
         if (u->https || connect) {
                 /* A client's CONNECT carries the target as its Host header, whatever it sends inside. */
                 EgressRequest tunnel = {
@@ -1220,13 +1251,31 @@ void egress_decide_client(const EgressPolicy *policy, const EgressThreats *threa
                 egress_decide(policy, threats, &tunnel, ret_decision);
                 if (connect || ret_decision->verdict != EGRESS_ALLOW)
                         return;
+                /* Inside the tunnel, the URL squid sees: the absolute form's, else the Host header's,
+                 * else the URL's (a malformed Host header is refused for itself). */
+                if (c->authority) {
+                        if (host_normalize_port(c->authority, url_host, &url_port) < 0) {
+                                decide(ret_decision, EGRESS_DENY, NULL,
+                                       "malformed request: the URL's host %s is not a valid host name",
+                                       SHOWN(c->authority));
+                                return;
+                        }
+                } else if (host_normalize_port(c->host_header ? c->host_header : u->host, url_host,
+                                               &url_port) < 0)
+                        (void)snprintf(url_host, sizeof(url_host), "%s", u->host);
+                if (url_port == 0)
+                        url_port = TUNNEL_PORT; /* https's own, whatever the tunnel's */
         }
 
         egress_decide(policy, threats,
                       &(EgressRequest){
                               .method = c->method,
                               .host = u->host,
-                              .host_header = c->host_header ? c->host_header : u->host,
+                              /* In absolute form, squid rewrites a Host header to the URL's
+                               * authority, as on plain HTTP, and adds none. */
+                              .host_header = c->authority     ? (c->host_header ? c->authority : NULL)
+                                             : c->host_header ? c->host_header
+                                                              : u->host,
                               /* Clients send no server name for an address (RFC 6066, 3). */
                               .sni = !u->https                ? NULL
                                      : c->sni                 ? c->sni
@@ -1236,6 +1285,8 @@ void egress_decide_client(const EgressPolicy *policy, const EgressThreats *threa
                               .has_body = c->has_body,
                               .upgrade = c->upgrade,
                               .port = u->port,
+                              .url_host = u->https ? url_host : NULL,
+                              .url_port = url_port,
                       },
                       ret_decision);
 }

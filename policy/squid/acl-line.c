@@ -139,11 +139,16 @@ int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static
                 return aj_error(reterr, EINVAL, 0, 0, "a request without a host and path");
         if (f[ACL_CONN_TAG]) {
                 /* Inside a bumped CONNECT: squid sends the request over the connection it made to the
-                 * CONNECT target, whatever the Host header says, so the target is the host connected
-                 * to, and the Host header and the server name are checked against it. */
+                 * CONNECT target, whatever the Host header or the URL says, so the target is the host
+                 * connected to, and the Host header, the server name and the URL are checked against
+                 * it. */
                 if (tag_host(f[ACL_CONN_TAG], ret_host, &ret->port) < 0)
                         return aj_error(reterr, EINVAL, 0, 0, "the connection's CONNECT target is unknown");
                 ret->host = ret_host;
+                /* The URL squid made of the request line (absolute form) or of the Host header: a third
+                 * name, which must be the target's too. */
+                ret->url_host = f[ACL_HOST];
+                ret->url_port = f[ACL_PORT] ? port_value(f[ACL_PORT], strlen(f[ACL_PORT])) : 0;
         } else if (f[ACL_SNI]) {
                 return aj_error(reterr, EINVAL, 0, 0, "a TLS request without its CONNECT target");
         } else {

@@ -18,7 +18,8 @@
  * %{clt_conn_tag}note, and the %DATA squid appends. */
 typedef enum AclField {
         ACL_METHOD,
-        ACL_HOST, /* the CONNECT target; on a bumped request the Host header's host; else the URL's host */
+        ACL_HOST, /* the CONNECT target; else the URL's host: on a bumped request in origin form, the Host
+                   * header's */
         ACL_PORT,
         ACL_PATH, /* with the query string, %-encoded as sent; absent on CONNECT */
         ACL_HOST_HEADER,
@@ -44,8 +45,9 @@ typedef struct AclLine {
 int acl_line_parse(char *line, size_t len, AclLine *ret, AjError *reterr);
 
 /* The request egress_decide() is asked about: the CONNECT itself, or a request inside a bumped connection
- * (then the host connected to is the one in the connection tag, ret_host holds it), or a plain HTTP
- * request. -EINVAL with *reterr for a line that cannot be a request squid sends. */
+ * (then the host connected to is the one in the connection tag, ret_host holds it, and the URL's host and
+ * port are url_host and url_port), or a plain HTTP request. -EINVAL with *reterr for a line that cannot be a
+ * request squid sends. */
 int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static EGRESS_HOST_MAX],
                       AjError *reterr);
 

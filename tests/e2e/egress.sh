@@ -68,6 +68,11 @@ arrived() {
         curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
                 python3 -c 'import json, sys; [print(json.loads(l)["method"], json.loads(l)["path"]) for l in sys.stdin]'
 }
+# "METHOD HOST-HEADER PATH BODY-BYTES" per request that reached the fake internet.
+arrived_full() {
+        curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
+                python3 -c 'import json, sys; [print(o["method"], o["host"], o["path"], o["body_bytes"]) for o in map(json.loads, sys.stdin)]'
+}
 expect_arrived() {
         if arrived | grep -qxF -- "$2"; then pass "$1"; else fail "$1: '$2' did not reach the fake internet"; fi
 }
@@ -245,6 +250,25 @@ expect_contains "a fronted request (TLS server name): refused" \
         "X-Egress-Denied: domain fronting: the TLS server name names www.fake.test, but the connection is to other.fake.test" "$out"
 expect_not_arrived "the request fronted by its server name never arrived" "/e2e/front-sni"
 
+# The audit's write past the rules: inside a tunnel to a host with a write rule, an absolute-form URL naming
+# another host, with no Host header. Control first: the same in absolute form naming the tunnel's host
+# arrives, so the refusal below is the URL's.
+out=$(sbx "${C[@]}" --request-target https://upload.fake.test/upload/e2e-abs-same -H 'Host:' \
+        --data-binary 123456789 https://upload.fake.test/upload/x 2>&1)
+expect_contains "control: an absolute-form write naming the tunnel's host gets through" "HTTP/1.1 200 OK" "$out"
+expect_eq "control: it arrived at upload.fake.test with its body" "POST upload.fake.test /upload/e2e-abs-same 9" \
+        "$(arrived_full | grep -F /upload/e2e-abs-same)"
+out=$(sbx "${C[@]}" --request-target https://other.fake.test/upload/e2e-abs-other -H 'Host:' \
+        --data-binary 123456789 https://upload.fake.test/upload/x 2>&1)
+expect_contains "an absolute-form URL naming another host inside the tunnel: refused" \
+        "X-Egress-Denied: domain fronting: the URL names other.fake.test:443, but the tunnel is to upload.fake.test:443" "$out"
+expect_not_arrived "the write naming another host never arrived" "/upload/e2e-abs-other"
+out=$(sbx "${C[@]}" --request-target https://upload.fake.test:8443/upload/e2e-abs-port -H 'Host:' \
+        --data-binary 123456789 https://upload.fake.test/upload/x 2>&1)
+expect_contains "an absolute-form URL naming another port inside the tunnel: refused" \
+        "X-Egress-Denied: domain fronting: the URL names upload.fake.test:8443, but the tunnel is to upload.fake.test:443" "$out"
+expect_not_arrived "the write naming another port never arrived" "/upload/e2e-abs-port"
+
 out=$(sbx "${C[@]}" https://ww.fake.test/e2e/threat 2>&1)
 expect_contains "a refused CONNECT (threat list): 403 inside the tunnel, with the reason" \
         "X-Egress-Denied: a host on the threat list: ww.fake.test" "$out"
@@ -280,6 +304,12 @@ CONNECT www.fake.test - allow
 GET www.fake.test /e2e/front-host deny
 CONNECT other.fake.test - allow
 GET other.fake.test /e2e/front-sni deny
+CONNECT upload.fake.test - allow
+POST upload.fake.test /upload/e2e-abs-same allow
+CONNECT upload.fake.test - allow
+POST upload.fake.test /upload/e2e-abs-other deny
+CONNECT upload.fake.test - allow
+POST upload.fake.test /upload/e2e-abs-port deny
 CONNECT ww.fake.test - deny
 GET 169.254.169.254 /e2e/meta deny"
 expect_eq "every request, in order, with its decision (paths without query strings)" "$expected" "$(log_brief "$off")"
@@ -318,13 +348,14 @@ while read -r verdict method url flags; do
         # Through the proxy always, loopback too (the corpus is about the proxy's decisions).
         args=(-sS -o /dev/null -D "$work/h" --max-time 10 --path-as-is -x http://127.0.0.1:3128 --noproxy '')
         pt=("$method" "$url")
-        host_h="" sni=""
+        host_h="" sni="" authority=""
         for f in "${fl[@]}"; do
                 case $f in
                 body) args+=(--data-binary x) && pt+=(--body) ;;
                 upgrade) args+=(-H 'Upgrade: websocket' -H 'Connection: Upgrade') && pt+=(--upgrade) ;;
                 host=*) host_h=${f#host=} && pt+=(--host "$host_h") ;;
                 sni=*) sni=${f#sni=} && pt+=(--sni "$sni") ;;
+                authority=*) authority=${f#authority=} && pt+=(--authority "$authority") ;;
                 rule=*) ;;
                 esac
         done
@@ -336,6 +367,13 @@ while read -r verdict method url flags; do
                 target="https://$sni/${rest#*/}"
                 args+=(--connect-to "$sni:443:$real:443")
                 [ -n "$host_h" ] || host_h=$real
+        fi
+        if [ -n "$authority" ]; then
+                # Inside the tunnel, the request line names the authority in absolute form; no Host header
+                # unless host= gives one.
+                rest=${url#https://}
+                args+=(--request-target "https://$authority/${rest#*/}")
+                [ -n "$host_h" ] || args+=(-H 'Host:')
         fi
         [ -n "$host_h" ] && args+=(-H "Host: $host_h")
         case $method in

@@ -170,6 +170,9 @@ START_TEST(test_build_bumped)
         ck_assert_str_eq(q.path, "/x");
         ck_assert_uint_eq(q.port, 443);
         ck_assert(!q.has_body);
+        /* The URL's host and port, for the decision to compare with the target's. */
+        ck_assert_str_eq(q.url_host, "other.fake.test");
+        ck_assert_uint_eq(q.url_port, 443);
 
         ck_assert_int_eq(build("2 POST a 443 /x a a 0,%200 - - [2001:db8::1]:8443 -", &q, host, &e), 0);
         ck_assert_str_eq(q.host, "[2001:db8::1]");
@@ -288,6 +291,34 @@ START_TEST(test_handle_requests)
         ck_assert_msg(strncmp(o.answer, "8 ERR message=a%20write%20", 26) == 0, "%s", o.answer);
         ck_assert_ptr_null(strstr(o.answer, "clt_conn_tag"));
         ck_assert_str_eq(field(log, "decision"), "deny");
+        json_decref(log);
+        acl_outcome_done(&o);
+
+        /* An absolute-form URL naming another host, without a Host header: refused for its URL, logged
+         * with the host connected to (the tunnel's target), the URL's host in the reason. */
+        handle("10 POST other.fake.test 443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 "
+               "-",
+               false, &o, &log);
+        ck_assert_str_eq(o.answer,
+                         "10 ERR message=domain%20fronting%3A%20the%20URL%20names%20other.fake.test"
+                         "%3A443%2C%20but%20the%20tunnel%20is%20to%20www.fake.test%3A443 verdict_=deny\n");
+        ck_assert_str_eq(field(log, "host"), "www.fake.test");
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        ck_assert_str_eq(field(log, "reason"), "domain fronting: the URL names other.fake.test:443, but the "
+                                               "tunnel is to www.fake.test:443");
+        json_decref(log);
+        acl_outcome_done(&o);
+        /* Another port; and the same host in another spelling is the same. */
+        handle("11 POST www.fake.test 8443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 -",
+               false, &o, &log);
+        ck_assert_str_eq(
+                field(log, "reason"),
+                "domain fronting: the URL names www.fake.test:8443, but the tunnel is to www.fake.test:443");
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("12 POST WWW.Fake.Test. 443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 -",
+               false, &o, &log);
+        ck_assert_str_eq(o.answer, "12 OK\n");
         json_decref(log);
         acl_outcome_done(&o);
 

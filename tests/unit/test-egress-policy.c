@@ -1061,6 +1061,35 @@ static const DecisionCase decisions[] = {
         ALLOW("api", WRITE("POST", "[2001:DB8::1]:8443", "/v1/")),
         ALLOW("upload", .method = "PUT", .host = "UPLOAD.example.com", .host_header = "upload.EXAMPLE.com.",
               .sni = "upload.example.com", .path = "/upload/x", .has_body = true),
+        /* Inside a tunnel the URL names the tunnel's host and port, in any spelling of them. */
+        ALLOW("upload", .method = "POST", .host = "upload.example.com", .port = 443,
+              .sni = "upload.example.com", .url_host = "Upload.Example.COM.", .url_port = 443,
+              .path = "/upload/x", .has_body = true),
+        ALLOW("read", .method = "GET", .host = "[2001:db8::1]", .port = 443,
+              .url_host = "[2001:DB8:0::1]:443", .path = "/"),
+        DENY("domain fronting: the URL names other.example.com:443, but the tunnel is to "
+             "upload.example.com:443",
+             .method = "POST", .host = "upload.example.com", .port = 443, .sni = "upload.example.com",
+             .url_host = "other.example.com", .url_port = 443, .path = "/upload/x", .has_body = true),
+        DENY("domain fronting: the URL names upload.example.com:8443, but the tunnel is to "
+             "upload.example.com:443",
+             .method = "POST", .host = "upload.example.com", .port = 443, .url_host = "upload.example.com",
+             .url_port = 8443, .path = "/upload/x", .has_body = true),
+        DENY("domain fronting: the URL names [2001:db8::2]:443", .method = "GET",
+             .host = "[2001:db8::1]:443", .url_host = "[2001:db8::2]", .url_port = 443, .path = "/"),
+        DENY("domain fronting: the URL names example.com:80", .method = "GET", .host = "example.com:443",
+             .url_host = "example.com:80", .path = "/"),
+        DENY("malformed request: the URL's host a%20b is not a valid host name", .method = "GET",
+             .host = "example.com", .port = 443, .url_host = "a b", .url_port = 443, .path = "/"),
+        DENY("malformed request: the URL's port or the tunnel's is unknown", .method = "GET",
+             .host = "example.com", .port = 443, .url_host = "example.com", .path = "/"),
+        DENY("malformed request: the URL's port or the tunnel's is unknown", .method = "GET",
+             .host = "example.com", .url_host = "example.com", .url_port = 443, .path = "/"),
+        DENY("malformed request: the URL's port or the tunnel's is unknown", .method = "GET",
+             .host = "example.com", .port = 443, .url_host = "example.com:443", .url_port = 80, .path = "/"),
+        /* The Host header is checked first, then the server name, then the URL. */
+        DENY("domain fronting: the Host header names other.com", .method = "GET", .host = "example.com",
+             .port = 443, .host_header = "other.com", .url_host = "other.com", .url_port = 443, .path = "/"),
         DENY("malformed request: the host exa%20mple.com is not a valid host name",
              GET("exa mple.com", "/")),
         DENY("malformed request: the host (none) is not a valid host name", GET(NULL, "/")),
@@ -1270,7 +1299,7 @@ END_TEST
 
 typedef struct CorpusCase {
         EgressVerdict verdict;
-        const char *method, *url, *host_header, *sni, *rule;
+        const char *method, *url, *host_header, *sni, *authority, *rule;
         bool body, upgrade;
 } CorpusCase;
 
@@ -1310,7 +1339,9 @@ static bool corpus_line(char *line, CorpusCase *c)
                 else if (strcmp(words[i], "upgrade") == 0 && !c->upgrade)
                         c->upgrade = true;
                 else if (!(has_prefix(words[i], "host=", &c->host_header) ||
-                           has_prefix(words[i], "sni=", &c->sni) || has_prefix(words[i], "rule=", &c->rule)))
+                           has_prefix(words[i], "sni=", &c->sni) ||
+                           has_prefix(words[i], "authority=", &c->authority) ||
+                           has_prefix(words[i], "rule=", &c->rule)))
                         return false;
         }
         return !(c->rule && c->verdict != EGRESS_ALLOW);
@@ -1348,6 +1379,8 @@ START_TEST(test_corpus)
                         ck_assert_msg(egress_url_parse(c.url, &u, &e) == 0, "cases.txt:%u: %s", line,
                                       e.message);
                         ck_assert_msg(!c.sni || u.https, "cases.txt:%u: sni= needs an https URL", line);
+                        ck_assert_msg(!c.authority || u.https, "cases.txt:%u: authority= needs an https URL",
+                                      line);
                         ck_assert_msg(!c.host_header || u.https,
                                       "cases.txt:%u: host= with http, which squid rewrites", line);
                         if (c.verdict == EGRESS_ALLOW) {
@@ -1360,6 +1393,7 @@ START_TEST(test_corpus)
                         egress_decide_client(policy, threats,
                                              &(EgressClientRequest){ .method = c.method,
                                                                      .url = &u,
+                                                                     .authority = c.authority,
                                                                      .host_header = c.host_header,
                                                                      .sni = c.sni,
                                                                      .has_body = c.body,
