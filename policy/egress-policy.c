@@ -255,7 +255,8 @@ static bool ipv4_is_local(const unsigned char a[4])
 
 /* Where a request would reach the machine itself or its cloud's metadata service: the proxy must not be
  * the sandbox's way to what nftables keeps from it. A name that merely resolves there is for the proxy's
- * own destination rules (squid's dst ACLs): this code never resolves names. */
+ * own destination rules (squid.conf's local_dst, which asks this code again with "local"): this code never
+ * resolves names. The proxy's own name is local too: squid answers it itself (its cache manager). */
 static bool is_local_destination(const char *host)
 {
         static const char localhost[] = "localhost";
@@ -263,7 +264,7 @@ static bool is_local_destination(const char *host)
         struct in_addr a4;
         struct in6_addr a6;
 
-        if (strcmp(host, localhost) == 0 ||
+        if (strcmp(host, localhost) == 0 || strcmp(host, EGRESS_PROXY_NAME) == 0 ||
             (n > m && host[n - m - 1] == '.' && strcmp(host + n - m, localhost) == 0))
                 return true;
         if (inet_pton(AF_INET, host, &a4) == 1)
@@ -271,9 +272,17 @@ static bool is_local_destination(const char *host)
         if (inet_pton(AF_INET6, host, &a6) == 1) {
                 const unsigned char *b = a6.s6_addr;
 
+                static const unsigned char nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+                static const unsigned char compat[12] = { 0 };
+
                 if (IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) || IN6_IS_ADDR_LINKLOCAL(&a6))
                         return true;
-                return IN6_IS_ADDR_V4MAPPED(&a6) && ipv4_is_local(b + 12);
+                /* An IPv4 address mapped into IPv6, written IPv4-compatible (::127.0.0.1, deprecated but
+                 * still parsed), or in NAT64's prefix (64:ff9b::127.0.0.1, which a NAT64 gateway
+                 * makes 127.0.0.1 again). */
+                return (IN6_IS_ADDR_V4MAPPED(&a6) || memcmp(b, nat64, 12) == 0 ||
+                        memcmp(b, compat, 12) == 0) &&
+                       ipv4_is_local(b + 12);
         }
         return false;
 }
@@ -1147,8 +1156,8 @@ void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, con
         }
         if (is_local_destination(host)) {
                 decide(d, EGRESS_DENY, NULL,
-                       "a local destination: %s (loopback, link-local and metadata addresses are never "
-                       "reached through the proxy)",
+                       "a local destination: %s (loopback, link-local and metadata addresses and the "
+                       "proxy's own name are never reached through the proxy)",
                        host_shown(host, a));
                 return;
         }

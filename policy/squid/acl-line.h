@@ -28,9 +28,17 @@ typedef enum AclField {
         ACL_TRANSFER_ENCODING,
         ACL_UPGRADE,
         ACL_CONN_TAG, /* what this helper answered as clt_conn_tag to the connection's CONNECT */
-        ACL_DATA,     /* the acl line's arguments, which squid appends: none, so always absent */
+        ACL_DATA,     /* the acl line's arguments, which squid appends: absent, or ACL_DATA_LOCAL or
+                       * ACL_DATA_MANAGER for a request squid refuses itself */
         ACL_FIELDS,
 } AclField;
+
+/* The arguments of the acl lines in squid.conf.in that ask about a request squid refuses by its own ACLs,
+ * so that the refusal is decided and logged here too: a destination whose resolved address is local
+ * (local_dst), and the cache manager (manager). The decision's refusal keeps its reason; a request it
+ * would allow is refused with squid's. */
+#define ACL_DATA_LOCAL   "local"
+#define ACL_DATA_MANAGER "manager"
 
 typedef struct AclLine {
         char channel[21];          /* the concurrency channel ID, echoed back; "" when there is none */

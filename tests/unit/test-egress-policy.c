@@ -1125,9 +1125,14 @@ static const DecisionCase decisions[] = {
         DENY("a host on the threat list: 198.51.100.66", GET("0xc6336442", "/")),
         ALLOW("read", GET("1.198.51.100.66.example", "/")),
         /* Local destinations, in any spelling. */
-        DENY("a local destination: localhost (loopback, link-local and metadata addresses are never reached "
-             "through the proxy)",
+        DENY("a local destination: localhost (loopback, link-local and metadata addresses and the proxy's "
+             "own name are never reached through the proxy)",
              GET("localhost", "/")),
+        /* The proxy's own name: squid answers it itself, its cache manager among it. */
+        DENY("a local destination: egress-proxy", GET("egress-proxy:3128", "/squid-internal-mgr/info")),
+        DENY("a local destination: egress-proxy", GET("Egress-Proxy.", "/")),
+        DENY("a local destination: egress-proxy", .method = "CONNECT", .host = "egress-proxy", .port = 443),
+        ALLOW("read", GET("egress-proxy.example", "/")),
         DENY("a local destination: localhost", GET("LocalHost.", "/")),
         DENY("a local destination: a.localhost", GET("a.localhost", "/")),
         DENY("a local destination: 127.0.0.1", GET("127.0.0.1", "/")),
@@ -1142,6 +1147,15 @@ static const DecisionCase decisions[] = {
         DENY("a local destination: [fe80::1]", GET("[fe80::1]", "/")),
         DENY("a local destination: [::ffff:127.0.0.1]", GET("[::ffff:127.0.0.1]", "/")),
         DENY("a local destination: [::ffff:169.254.169.254]", GET("[::ffff:169.254.169.254]:80", "/")),
+        /* IPv4-compatible and NAT64 forms of a local IPv4 address. */
+        DENY("a local destination: [::127.0.0.1]", GET("[::127.0.0.1]", "/")),
+        DENY("a local destination: [::169.254.169.254]", GET("[0:0::a9fe:a9fe]", "/")),
+        DENY("a local destination: [64:ff9b::7f00:1]", GET("[64:ff9b::127.0.0.1]", "/")),
+        DENY("a local destination: [64:ff9b::a9fe:a9fe]", GET("[64:FF9B::169.254.169.254]", "/")),
+        DENY("a local destination: [64:ff9b::]", GET("[64:ff9b::]", "/")),
+        ALLOW("read", GET("[64:ff9b::cb00:710a]", "/")),
+        ALLOW("read", GET("[64:ff9c::7f00:1]", "/")),
+        ALLOW("read", GET("[1::127.0.0.1]", "/")),
         /* Tunnels: to any host not refused above, port 443 only; each request inside is decided alone. */
         ALLOW("tunnel", .method = "CONNECT", .host = "example.com", .port = 443),
         ALLOW("tunnel", .method = "CONNECT", .host = "example.com:443"),
