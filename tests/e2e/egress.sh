@@ -11,7 +11,7 @@
 # nftables (and the same request as root, unfiltered, arrives: the control). Every request is in the
 # egress log with its decision, and `helper proxy-log --from N` returns exactly what was written after N.
 # Then names resolving to each kind of local address (loopback on an ephemeral port, ::1, this host's
-# own address, private, NAT64, metadata) and the cache manager (by the proxy's name, its address and on
+# own address, private, NAT64, IPv4-compatible, unique local, metadata) and the cache manager (by the proxy's name, its address and on
 # another host) are refused by squid before it connects, logged with their reason, and never reach the
 # runner's services, which root reaches (the control). Then every case of the shared corpus
 # (tests/policy/cases.txt) goes through the running proxy, and the proxy's decision and reason must be
@@ -156,7 +156,8 @@ wait "$squatter" 2>/dev/null
 cp /etc/hosts "$work/hosts.orig"
 on_exit "cat $work/hosts.orig >/etc/hosts"
 printf '%s\n' "127.0.0.1 loop.fake.test" "198.51.100.2 own.fake.test" "10.11.12.13 private.fake.test" \
-        "::1 loop6.fake.test" "64:ff9b::7f00:1 nat64.fake.test" >>/etc/hosts
+        "::1 loop6.fake.test" "64:ff9b::7f00:1 nat64.fake.test" "::7f00:1 compat.fake.test" \
+        "fd00:ec2::254 ula.fake.test" >>/etc/hosts
 # The runner's services: one on loopback at a port the kernel hands out (as any program binding port 0
 # gets), one on every address; each records who came.
 read -r port_lo _ </proc/sys/net/ipv4/ip_local_port_range
@@ -386,6 +387,10 @@ local_refused "a name resolving to this machine's own address (outside every lis
 local_refused "this machine's own address, written" "http://198.51.100.2:8098/secret" 198.51.100.2 "$work/own-hits"
 local_refused "a name resolving to a private address" "http://private.fake.test/x" private.fake.test ""
 local_refused "a name resolving to a NAT64 form of 127.0.0.1" "http://nat64.fake.test:$LOOP_PORT/x" nat64.fake.test ""
+local_refused "a name resolving to an IPv4-compatible form of 127.0.0.1" "http://compat.fake.test:$LOOP_PORT/x" \
+        compat.fake.test ""
+local_refused "a name resolving to a unique local address (the IPv6 metadata service's)" "http://ula.fake.test/x" \
+        ula.fake.test ""
 local_refused "a name resolving to the metadata address" "http://metadata.fake.test/e2e/meta-name" \
         metadata.fake.test ""
 expect_not_arrived "the metadata request by name never arrived" "/e2e/meta-name"
