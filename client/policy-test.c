@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME] [--policy FILE]
- *                                    [--threats FILE]
+/* agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]
+ *                                    [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]
  * What the egress proxy would decide for one request, by the code the proxy runs: for operators, and for
  * the check, which asks it about each probe's requests. */
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 #define USAGE                                                                                               \
         "usage: agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"     \
-        "                               [--policy FILE] [--threats FILE]\n"
+        "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
 
 static int usage_error(const char *what, const char *arg)
 {
@@ -33,7 +33,7 @@ static int fail(const char *message)
 }
 
 typedef struct Options {
-        const char *method, *url, *host, *sni, *policy, *threats;
+        const char *method, *url, *host, *sni, *authority, *policy, *threats;
         bool body, upgrade;
 } Options;
 
@@ -44,11 +44,12 @@ static int parse_options(int argc, char **argv, Options *o)
 
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
-                const char **slot = strcmp(a, "--host") == 0      ? &o->host
-                                    : strcmp(a, "--sni") == 0     ? &o->sni
-                                    : strcmp(a, "--policy") == 0  ? &o->policy
-                                    : strcmp(a, "--threats") == 0 ? &o->threats
-                                                                  : NULL;
+                const char **slot = strcmp(a, "--host") == 0        ? &o->host
+                                    : strcmp(a, "--sni") == 0       ? &o->sni
+                                    : strcmp(a, "--authority") == 0 ? &o->authority
+                                    : strcmp(a, "--policy") == 0    ? &o->policy
+                                    : strcmp(a, "--threats") == 0   ? &o->threats
+                                                                    : NULL;
                 bool *flag = strcmp(a, "--body") == 0      ? &o->body
                              : strcmp(a, "--upgrade") == 0 ? &o->upgrade
                                                            : NULL;
@@ -96,6 +97,10 @@ int policy_test_main(int argc, char **argv)
                 return fail(e.message);
         if (o.sni && !url.https)
                 return usage_error("--sni needs an https URL: plain HTTP has no TLS server name", "");
+        if (o.authority && !url.https)
+                return usage_error("--authority needs an https URL: a plain HTTP request goes where its URL "
+                                   "names",
+                                   "");
 
         r = egress_policy_load(o.policy ? o.policy : EGRESS_POLICY_PATH, &policy, &e);
         if (r < 0)
@@ -110,6 +115,7 @@ int policy_test_main(int argc, char **argv)
                              &(EgressClientRequest){
                                      .method = o.method,
                                      .url = &url,
+                                     .authority = o.authority,
                                      .host_header = o.host,
                                      .sni = o.sni,
                                      .has_body = o.body,

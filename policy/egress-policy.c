@@ -255,7 +255,8 @@ static bool ipv4_is_local(const unsigned char a[4])
 
 /* Where a request would reach the machine itself or its cloud's metadata service: the proxy must not be
  * the sandbox's way to what nftables keeps from it. A name that merely resolves there is for the proxy's
- * own destination rules (squid's dst ACLs): this code never resolves names. */
+ * own destination rules (squid.conf's local_dst, which asks this code again with "local"): this code never
+ * resolves names. The proxy's own name is local too: squid answers it itself (its cache manager). */
 static bool is_local_destination(const char *host)
 {
         static const char localhost[] = "localhost";
@@ -263,7 +264,7 @@ static bool is_local_destination(const char *host)
         struct in_addr a4;
         struct in6_addr a6;
 
-        if (strcmp(host, localhost) == 0 ||
+        if (strcmp(host, localhost) == 0 || strcmp(host, EGRESS_PROXY_NAME) == 0 ||
             (n > m && host[n - m - 1] == '.' && strcmp(host + n - m, localhost) == 0))
                 return true;
         if (inet_pton(AF_INET, host, &a4) == 1)
@@ -271,9 +272,17 @@ static bool is_local_destination(const char *host)
         if (inet_pton(AF_INET6, host, &a6) == 1) {
                 const unsigned char *b = a6.s6_addr;
 
+                static const unsigned char nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
+                static const unsigned char compat[12] = { 0 };
+
                 if (IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) || IN6_IS_ADDR_LINKLOCAL(&a6))
                         return true;
-                return IN6_IS_ADDR_V4MAPPED(&a6) && ipv4_is_local(b + 12);
+                /* An IPv4 address mapped into IPv6, written IPv4-compatible (::127.0.0.1, deprecated but
+                 * still parsed), or in NAT64's prefix (64:ff9b::127.0.0.1, which a NAT64 gateway
+                 * makes 127.0.0.1 again). */
+                return (IN6_IS_ADDR_V4MAPPED(&a6) || memcmp(b, nat64, 12) == 0 ||
+                        memcmp(b, compat, 12) == 0) &&
+                       ipv4_is_local(b + 12);
         }
         return false;
 }
@@ -1029,6 +1038,33 @@ static bool fronted(EgressDecision *d, const char *what, const char *value, cons
         return true;
 }
 
+/* Inside a tunnel the request's URL is a third name, besides the Host header and the server name: squid
+ * sends the request over the tunnel whatever host or port its URL names, and an origin serving several
+ * names (a wildcard or shared certificate) answers for the one the URL names. */
+static bool url_elsewhere(EgressDecision *d, const EgressRequest *q, const char *host, unsigned port)
+{
+        char other[EGRESS_HOST_MAX], a[EGRESS_HOST_MAX + 2], b[EGRESS_HOST_MAX + 2];
+        unsigned written, url_port;
+
+        if (!q->url_host)
+                return false;
+        if (host_normalize_port(q->url_host, other, &written) < 0) {
+                decide(d, EGRESS_DENY, NULL, "malformed request: the URL's host %s is not a valid host name",
+                       SHOWN(q->url_host));
+                return true;
+        }
+        url_port = q->url_port != 0 ? q->url_port : written;
+        if ((q->url_port != 0 && written != 0 && q->url_port != written) || url_port == 0 || port == 0) {
+                decide(d, EGRESS_DENY, NULL, "malformed request: the URL's port or the tunnel's is unknown");
+                return true;
+        }
+        if (strcmp(other, host) == 0 && url_port == port)
+                return false;
+        decide(d, EGRESS_DENY, NULL, "domain fronting: the URL names %s:%u, but the tunnel is to %s:%u",
+               host_shown(other, a), url_port, host_shown(host, b), port);
+        return true;
+}
+
 static void decide_connect(const EgressRequest *q, unsigned written_port, EgressDecision *d)
 {
         unsigned port = q->port != 0 ? q->port : written_port;
@@ -1120,12 +1156,13 @@ void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, con
         }
         if (is_local_destination(host)) {
                 decide(d, EGRESS_DENY, NULL,
-                       "a local destination: %s (loopback, link-local and metadata addresses are never "
-                       "reached through the proxy)",
+                       "a local destination: %s (loopback, link-local and metadata addresses and the "
+                       "proxy's own name are never reached through the proxy)",
                        host_shown(host, a));
                 return;
         }
-        if (fronted(d, "Host header", q->host_header, host) || fronted(d, "TLS server name", q->sni, host))
+        if (fronted(d, "Host header", q->host_header, host) || fronted(d, "TLS server name", q->sni, host) ||
+            url_elsewhere(d, q, host, q->port != 0 ? q->port : port))
                 return;
 
         if (strcmp(q->method, "CONNECT") == 0)
@@ -1208,6 +1245,9 @@ void egress_decide_client(const EgressPolicy *policy, const EgressThreats *threa
         u = c->url;
         connect = c->method && strcmp(c->method, "CONNECT") == 0;
 
+        char url_host[EGRESS_HOST_MAX];
+        unsigned url_port = 0;
+
         if (u->https || connect) {
                 /* A client's CONNECT carries the target as its Host header, whatever it sends inside. */
                 EgressRequest tunnel = {
@@ -1220,13 +1260,31 @@ void egress_decide_client(const EgressPolicy *policy, const EgressThreats *threa
                 egress_decide(policy, threats, &tunnel, ret_decision);
                 if (connect || ret_decision->verdict != EGRESS_ALLOW)
                         return;
+                /* Inside the tunnel, the URL squid sees: the absolute form's, else the Host header's,
+                 * else the URL's (a malformed Host header is refused for itself). */
+                if (c->authority) {
+                        if (host_normalize_port(c->authority, url_host, &url_port) < 0) {
+                                decide(ret_decision, EGRESS_DENY, NULL,
+                                       "malformed request: the URL's host %s is not a valid host name",
+                                       SHOWN(c->authority));
+                                return;
+                        }
+                } else if (host_normalize_port(c->host_header ? c->host_header : u->host, url_host,
+                                               &url_port) < 0)
+                        (void)snprintf(url_host, sizeof(url_host), "%s", u->host);
+                if (url_port == 0)
+                        url_port = TUNNEL_PORT; /* https's own, whatever the tunnel's */
         }
 
         egress_decide(policy, threats,
                       &(EgressRequest){
                               .method = c->method,
                               .host = u->host,
-                              .host_header = c->host_header ? c->host_header : u->host,
+                              /* In absolute form, squid rewrites a Host header to the URL's
+                               * authority, as on plain HTTP, and adds none. */
+                              .host_header = c->authority     ? (c->host_header ? c->authority : NULL)
+                                             : c->host_header ? c->host_header
+                                                              : u->host,
                               /* Clients send no server name for an address (RFC 6066, 3). */
                               .sni = !u->https                ? NULL
                                      : c->sni                 ? c->sni
@@ -1236,6 +1294,8 @@ void egress_decide_client(const EgressPolicy *policy, const EgressThreats *threa
                               .has_body = c->has_body,
                               .upgrade = c->upgrade,
                               .port = u->port,
+                              .url_host = u->https ? url_host : NULL,
+                              .url_port = url_port,
                       },
                       ret_decision);
 }

@@ -14,6 +14,8 @@
 #define EGRESS_POLICY_MAX_SIZE (1024 * 1024)
 /* The threat feed (HaGeZi's medium list) is a few MB; this leaves it room to grow tenfold. */
 #define EGRESS_THREATS_MAX_SIZE (64 * 1024 * 1024)
+/* squid's visible_hostname (squid.conf.in): the name it answers for itself, its cache manager's. */
+#define EGRESS_PROXY_NAME "egress-proxy"
 /* A normalized host name is at most this long (DNS: 253), plus its NUL. */
 #define EGRESS_HOST_MAX 254
 
@@ -80,6 +82,9 @@ typedef struct EgressRequest {
         bool upgrade;            /* an Upgrade header (WebSocket): decided as method "WEBSOCKET" */
         unsigned port;           /* the port connected to; 0 when unknown. Only a CONNECT needs it (here or
                                   * as host's ":port"): tunnels go to port 443 alone */
+        const char *url_host;    /* inside a tunnel: the host the request's URL names (its absolute form,
+                                  * or the Host header in the origin form); NULL outside a tunnel */
+        unsigned url_port;       /* inside a tunnel: the URL's port (here or as url_host's ":port") */
 } EgressRequest;
 
 typedef enum EgressVerdict {
@@ -95,10 +100,11 @@ typedef struct EgressDecision {
 
 /* The decision. threats may be NULL: no threat list (a lookup in one is a binary search per label of the
  * host). policy may be NULL: no rules. Never fails: anything malformed is refused, with its reason. In
- * order: a malformed method or host; the threat list; a local destination (localhost, loopback,
- * unspecified and link-local addresses, cloud metadata among them); a Host header or TLS server name
- * other than the host connected to; then a CONNECT is allowed ("tunnel") to port 443 only; a read is
- * allowed ("read"); anything else needs a rule (reason: its name). */
+ * order: a malformed method or host; the threat list; a local destination (localhost, the proxy's own
+ * name, loopback, unspecified and link-local addresses, cloud metadata among them, also as IPv4-mapped,
+ * IPv4-compatible or NAT64 IPv6 addresses); a Host header or TLS server name other than the host connected
+ * to; inside a tunnel, a URL naming another host or port than the tunnel's; then a CONNECT is allowed
+ * ("tunnel") to port 443 only; a read is allowed ("read"); anything else needs a rule (reason: its name). */
 void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, const EgressRequest *request,
                    EgressDecision *ret_decision);
 
@@ -121,6 +127,10 @@ void egress_url_done(EgressUrl *u);
 typedef struct EgressClientRequest {
         const char *method;
         const EgressUrl *url;
+        const char *authority;   /* https only: the request inside the tunnel is in absolute form and names
+                                  * this HOST[:PORT] (port 443 when none is written), with no Host header
+                                  * unless host_header is given, which squid rewrites to HOST[:PORT];
+                                  * NULL: the origin form, the URL's host */
         const char *host_header; /* NULL: the URL's host */
         const char *sni;         /* https only; NULL: the URL's host, or none when that is an IP address */
         bool has_body;

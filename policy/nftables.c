@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "local-ranges.h"
 #include "macro.h"
 #include "toml.h"
 
@@ -23,32 +24,6 @@
  * enclosing block. */
 #define QUOTE_MAX 96
 #define QUOTE(s)  toml_escape((s), (char[QUOTE_MAX]){ 0 }, QUOTE_MAX)
-
-/* What the proxy's uid may not reach, besides the sandbox's own refusals: whatever is on this machine or
- * its networks rather than on the internet. From the Rust program's list, plus the unspecified
- * address :: (a connection to it reaches this machine, as 0.0.0.0/8 does) and the deprecated site-local
- * fec0::/10. Documentation ranges are left reachable: they are not routed on the internet, and the test
- * hosts' fake internet lives there. */
-static const char *const proxy_refused_ipv4 =
-        "0.0.0.0/8, "      /* "this network": a connection to it reaches this machine */
-        "10.0.0.0/8, "     /* private */
-        "100.64.0.0/10, "  /* shared address space: carrier NAT, tailnets */
-        "127.0.0.0/8, "    /* loopback */
-        "169.254.0.0/16, " /* link-local, the metadata service among it */
-        "172.16.0.0/12, "  /* private */
-        "192.0.0.0/24, "   /* IETF protocol assignments */
-        "192.168.0.0/16, " /* private */
-        "198.18.0.0/15, "  /* benchmarking */
-        "224.0.0.0/3, "    /* multicast, reserved, broadcast */
-        "168.63.129.16";   /* Azure's host endpoint (metadata, DNS, health) */
-static const char *const proxy_refused_ipv6 =
-        "::, "            /* unspecified: reaches this machine */
-        "::1, "           /* loopback */
-        "::ffff:0:0/96, " /* IPv4-mapped */
-        "fc00::/7, "      /* unique local, the metadata service's fd00:ec2::254 among it */
-        "fe80::/10, "     /* link-local */
-        "fec0::/10, "     /* site-local (deprecated) */
-        "ff00::/8";       /* multicast */
 
 static const char ruleset_head[] =
         "# agentic-job: what the sandbox uids and the egress proxy may reach. Written by\n"
@@ -218,7 +193,8 @@ static void write_proxy_rules(FILE *f, uid_t proxy_uid, const unsigned helper_po
                 "\n"
                 "\t\t# The proxy: its answers; squid and its helpers, between ports the kernel hands\n"
                 "\t\t# out on loopback; DNS to the configured resolvers alone (before the local\n"
-                "\t\t# ranges: a resolver may be local); nothing on this machine or its networks.\n"
+                "\t\t# ranges: a resolver may be local); nothing on this machine (any of its\n"
+                "\t\t# addresses) or its networks.\n"
                 "\t\tmeta skuid %u ct state established,related accept\n"
                 "\t\tmeta skuid %u ip daddr 127.0.0.1 tcp sport %u-%u tcp dport %u-%u accept\n"
                 "\t\tmeta skuid %u ip6 daddr ::1 tcp sport %u-%u tcp dport %u-%u accept\n",
@@ -226,11 +202,17 @@ static void write_proxy_rules(FILE *f, uid_t proxy_uid, const unsigned helper_po
         for (size_t i = 0; i < n; i++)
                 fprintf(f, "\t\tmeta skuid %u %s daddr %s meta l4proto { tcp, udp } th dport 53 accept\n", u,
                         resolvers[i].family == AF_INET ? "ip" : "ip6", resolvers[i].text);
+        /* Every address of this machine, whatever range it is in (a public or global IPv6 one of a
+         * runner among them): a service bound to all addresses answers on each. */
         fprintf(f,
                 "\t\tmeta skuid %u meta l4proto { tcp, udp } th dport 53 counter jump refuse\n"
-                "\t\tmeta skuid %u ip daddr { %s } counter jump refuse\n"
-                "\t\tmeta skuid %u ip6 daddr { %s } counter jump refuse\n",
-                u, u, proxy_refused_ipv4, u, proxy_refused_ipv6);
+                "\t\tmeta skuid %u fib daddr type local counter jump refuse\n"
+                "\t\tmeta skuid %u ip daddr { ",
+                u, u, u);
+        (void)local_ranges_write(f, AF_INET, ", ", true);
+        fprintf(f, " } counter jump refuse\n\t\tmeta skuid %u ip6 daddr { ", u);
+        (void)local_ranges_write(f, AF_INET6, ", ", true);
+        fputs(" } counter jump refuse\n", f);
 }
 
 int nft_ruleset(const NftInput *in, char **ret_text, AjError *reterr)

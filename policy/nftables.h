@@ -41,9 +41,11 @@ typedef struct NftInput {
  *  - with the proxy, the proxy's uid: established and related traffic accepted (its answers to the
  *    sandbox among it); tcp on loopback from and to helper_ports accepted (squid and its helpers,
  *    which squid connects over loopback, and whose connections made before the rules were loaded
- *    conntrack does not know as established); DNS to each resolver accepted; any other DNS refused; private,
- * loopback, link-local, shared (CGNAT), benchmarking, multicast, reserved and cloud-host addresses refused
- *    (agentic-job(1) lists them), so the proxy cannot be used to reach what the sandbox may not.
+ *    conntrack does not know as established); DNS to each resolver accepted; any other DNS refused; every
+ *    address of this machine (fib daddr type local) refused; the ranges of local_ranges_write() (private,
+ *    loopback, link-local, shared (CGNAT), benchmarking, multicast, reserved and cloud-host addresses, also
+ *    in their IPv4-mapped, IPv4-compatible and NAT64 forms; agentic-job(1) lists them) refused, so the
+ *    proxy cannot be used to reach what the sandbox may not.
  * Everything refused is rejected (a tcp reset, else icmp administratively prohibited) and counted, never
  * dropped: a refused program fails at once instead of waiting for a timeout. Other users' traffic is not
  * touched.

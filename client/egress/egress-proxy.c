@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
@@ -31,6 +32,7 @@
 #include "egress-policy.h"
 #include "egress-proxy.h"
 #include "libsystemd.h"
+#include "local-ranges.h"
 #include "macro.h"
 #include "parse.h"
 #include "proc.h"
@@ -343,9 +345,61 @@ static int publish_ca(const Tools *t, const char *pem, AjError *reterr)
         return 0;
 }
 
+/* What squid's local_dst refuses by the address a name resolves to: the ranges of this machine's networks
+ * (those nftables refuses the proxy's uid) and every address of this machine now. An address it gains
+ * later is for nftables (fib daddr type local) alone. */
+static int local_destinations(char **ret, AjError *reterr)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        struct ifaddrs *ifa = NULL;
+        size_t size = 0;
+        int r;
+
+        if (getifaddrs(&ifa) < 0)
+                return aj_error(reterr, errno, 0, 0, "cannot list this machine's addresses: %s",
+                                strerror(errno));
+        f = open_memstream(&text, &size);
+        if (!f) {
+                freeifaddrs(ifa);
+                return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
+        }
+        r = local_ranges_write(f, AF_INET, " ", false);
+        (void)fputc(' ', f);
+        if (r >= 0)
+                r = local_ranges_write(f, AF_INET6, " ", false);
+        for (const struct ifaddrs *i = ifa; r >= 0 && i; i = i->ifa_next) {
+                int family = i->ifa_addr ? i->ifa_addr->sa_family : AF_UNSPEC;
+                char a[INET6_ADDRSTRLEN];
+                const void *where =
+                        family == AF_INET
+                                ? (const void *)&((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr
+                        : family == AF_INET6
+                                ? (const void *)&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr
+                                : NULL;
+
+                /* squid warns of an address inside a range it has already. */
+                if (where && !local_ranges_contain(family, where) && inet_ntop(family, where, a, sizeof(a)))
+                        (void)fprintf(f, " %s", a);
+        }
+        freeifaddrs(ifa);
+        if (r < 0 || fclose(TAKE_PTR(f)) != 0)
+                return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
+        *ret = TAKE_PTR(text);
+        return 0;
+}
+
 /* squid.conf.in with its @NAME@s filled in. */
 static int render_config(const Tools *t, char **ret, AjError *reterr)
 {
+        _cleanup_free_ char *tmpl = NULL, *conf = NULL, *local = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        size_t size = 0;
+        int r;
+
+        r = local_destinations(&local, reterr);
+        if (r < 0)
+                return r;
         const struct {
                 const char *name, *value;
         } vars[] = {
@@ -353,11 +407,8 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
                 { "@CONF@", EGRESS_CA_DIR },        { "@ACL_HELPER@", EGRESS_ACL_PATH },
                 { "@POLICY@", EGRESS_POLICY_PATH }, { "@THREATS@", EGRESS_THREATS_PATH },
                 { "@CERTGEN@", t->certgen },        { "@SYSTEM_CA@", t->system_ca },
+                { "@LOCAL_DST@", local },           { "@PROXY_NAME@", EGRESS_PROXY_NAME },
         };
-        _cleanup_free_ char *tmpl = NULL, *conf = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        size_t size = 0;
-        int r;
 
         r = read_regular_nofollow(AT_FDCWD, EGRESS_SQUID_DATA_DIR "/squid.conf.in", PAGE_MAX, &tmpl, NULL);
         if (r < 0)

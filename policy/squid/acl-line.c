@@ -113,6 +113,11 @@ static int tag_host(const char *tag, char ret_host[static EGRESS_HOST_MAX], unsi
         return 0;
 }
 
+static bool acl_data_known(const char *data)
+{
+        return strcmp(data, ACL_DATA_LOCAL) == 0 || strcmp(data, ACL_DATA_MANAGER) == 0;
+}
+
 int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static EGRESS_HOST_MAX],
                       AjError *reterr)
 {
@@ -122,6 +127,8 @@ int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static
         memset(ret, 0, sizeof(*ret));
         if (!f[ACL_METHOD])
                 return aj_error(reterr, EINVAL, 0, 0, "no method");
+        if (f[ACL_DATA] && !acl_data_known(f[ACL_DATA]))
+                return aj_error(reterr, EINVAL, 0, 0, "the acl's argument is not one squid.conf.in gives");
         ret->method = f[ACL_METHOD];
 
         if (strcmp(ret->method, "CONNECT") == 0) {
@@ -139,11 +146,16 @@ int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static
                 return aj_error(reterr, EINVAL, 0, 0, "a request without a host and path");
         if (f[ACL_CONN_TAG]) {
                 /* Inside a bumped CONNECT: squid sends the request over the connection it made to the
-                 * CONNECT target, whatever the Host header says, so the target is the host connected
-                 * to, and the Host header and the server name are checked against it. */
+                 * CONNECT target, whatever the Host header or the URL says, so the target is the host
+                 * connected to, and the Host header, the server name and the URL are checked against
+                 * it. */
                 if (tag_host(f[ACL_CONN_TAG], ret_host, &ret->port) < 0)
                         return aj_error(reterr, EINVAL, 0, 0, "the connection's CONNECT target is unknown");
                 ret->host = ret_host;
+                /* The URL squid made of the request line (absolute form) or of the Host header: a third
+                 * name, which must be the target's too. */
+                ret->url_host = f[ACL_HOST];
+                ret->url_port = f[ACL_PORT] ? port_value(f[ACL_PORT], strlen(f[ACL_PORT])) : 0;
         } else if (f[ACL_SNI]) {
                 return aj_error(reterr, EINVAL, 0, 0, "a TLS request without its CONNECT target");
         } else {
@@ -269,6 +281,28 @@ static char *log_format(const char *method, const char *host, const char *path, 
         return line;
 }
 
+/* squid asks with an argument only about a request it refuses itself (squid.conf.in): the decision's own
+ * refusal stands, with its reason; what the decision allows is refused for squid's. */
+static void squid_refusal(const AclLine *l, EgressDecision *d)
+{
+        _cleanup_free_ char *name = NULL;
+
+        if (!l->f[ACL_DATA] || d->verdict != EGRESS_ALLOW)
+                return;
+        d->verdict = EGRESS_DENY;
+        d->rule = NULL;
+        name = l->f[ACL_HOST] ? printable(l->f[ACL_HOST], strnlen(l->f[ACL_HOST], 200), false) : NULL;
+        if (strcmp(l->f[ACL_DATA], ACL_DATA_LOCAL) == 0)
+                (void)snprintf(d->reason, sizeof(d->reason),
+                               "a local destination: %s resolves to an address of this machine or its "
+                               "networks (loopback, link-local, private, or one of its own)",
+                               name ? name : "the host");
+        else
+                (void)snprintf(d->reason, sizeof(d->reason),
+                               "the proxy's cache manager (/squid-internal-mgr/) is not reached through the "
+                               "proxy");
+}
+
 int acl_handle_line(const EgressPolicy *policy, const EgressThreats *threats, char *line, size_t len,
                     bool truncated, AclOutcome *ret)
 {
@@ -293,6 +327,7 @@ int acl_handle_line(const EgressPolicy *policy, const EgressThreats *threats, ch
                 r = acl_request_build(&l, &req, connected, &e);
         if (r >= 0) {
                 egress_decide(policy, threats, &req, &d);
+                squid_refusal(&l, &d);
                 (void)snprintf(reason, sizeof(reason), "%s", d.reason);
                 connect = strcmp(req.method, "CONNECT") == 0;
         } else {

@@ -18,7 +18,8 @@
  * %{clt_conn_tag}note, and the %DATA squid appends. */
 typedef enum AclField {
         ACL_METHOD,
-        ACL_HOST, /* the CONNECT target; on a bumped request the Host header's host; else the URL's host */
+        ACL_HOST, /* the CONNECT target; else the URL's host: on a bumped request in origin form, the Host
+                   * header's */
         ACL_PORT,
         ACL_PATH, /* with the query string, %-encoded as sent; absent on CONNECT */
         ACL_HOST_HEADER,
@@ -27,9 +28,17 @@ typedef enum AclField {
         ACL_TRANSFER_ENCODING,
         ACL_UPGRADE,
         ACL_CONN_TAG, /* what this helper answered as clt_conn_tag to the connection's CONNECT */
-        ACL_DATA,     /* the acl line's arguments, which squid appends: none, so always absent */
+        ACL_DATA,     /* the acl line's arguments, which squid appends: absent, or ACL_DATA_LOCAL or
+                       * ACL_DATA_MANAGER for a request squid refuses itself */
         ACL_FIELDS,
 } AclField;
+
+/* The arguments of the acl lines in squid.conf.in that ask about a request squid refuses by its own ACLs,
+ * so that the refusal is decided and logged here too: a destination whose resolved address is local
+ * (local_dst), and the cache manager (manager). The decision's refusal keeps its reason; a request it
+ * would allow is refused with squid's. */
+#define ACL_DATA_LOCAL   "local"
+#define ACL_DATA_MANAGER "manager"
 
 typedef struct AclLine {
         char channel[21];          /* the concurrency channel ID, echoed back; "" when there is none */
@@ -44,8 +53,9 @@ typedef struct AclLine {
 int acl_line_parse(char *line, size_t len, AclLine *ret, AjError *reterr);
 
 /* The request egress_decide() is asked about: the CONNECT itself, or a request inside a bumped connection
- * (then the host connected to is the one in the connection tag, ret_host holds it), or a plain HTTP
- * request. -EINVAL with *reterr for a line that cannot be a request squid sends. */
+ * (then the host connected to is the one in the connection tag, ret_host holds it, and the URL's host and
+ * port are url_host and url_port), or a plain HTTP request. -EINVAL with *reterr for a line that cannot be a
+ * request squid sends. */
 int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static EGRESS_HOST_MAX],
                       AjError *reterr);
 

@@ -6,10 +6,14 @@
 # traffic nftables forces through the proxy. Through the helper's enter, with the environment egress_env()
 # gives: a read gets through; a POST without a rule gets squid's 403 with X-Egress-Denied and never
 # arrives; a git-upload-pack POST arrives; a git-receive-pack POST, a fronted request (Host header or TLS
-# server name), a host on the threat list and the metadata address through the proxy are refused;
-# direct traffic is rejected by nftables (and the same request as root, unfiltered, arrives: the
-# control). Every request is in the egress log with its decision, and `helper proxy-log --from N`
-# returns exactly what was written after N. Then every case of the shared corpus
+# server name, or inside a tunnel an absolute-form URL naming another host or port), a host on the
+# threat list and the metadata address through the proxy are refused; direct traffic is rejected by
+# nftables (and the same request as root, unfiltered, arrives: the control). Every request is in the
+# egress log with its decision, and `helper proxy-log --from N` returns exactly what was written after N.
+# Then names resolving to each kind of local address (loopback on an ephemeral port, ::1, this host's
+# own address, private, NAT64, IPv4-compatible, unique local, metadata) and the cache manager (by the proxy's name, its address and on
+# another host) are refused by squid before it connects, logged with their reason, and never reach the
+# runner's services, which root reaches (the control). Then every case of the shared corpus
 # (tests/policy/cases.txt) goes through the running proxy, and the proxy's decision and reason must be
 # `agentic-job policy test`'s and the corpus's. Last, the proxy without systemd (the supervisor) and
 # stop. Everything it creates is removed, also when it fails.
@@ -67,6 +71,11 @@ for line in sys.stdin:
 arrived() {
         curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
                 python3 -c 'import json, sys; [print(json.loads(l)["method"], json.loads(l)["path"]) for l in sys.stdin]'
+}
+# "METHOD HOST-HEADER PATH BODY-BYTES" per request that reached the fake internet.
+arrived_full() {
+        curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
+                python3 -c 'import json, sys; [print(o["method"], o["host"], o["path"], o["body_bytes"]) for o in map(json.loads, sys.stdin)]'
 }
 expect_arrived() {
         if arrived | grep -qxF -- "$2"; then pass "$1"; else fail "$1: '$2' did not reach the fake internet"; fi
@@ -141,6 +150,31 @@ for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; s
 refused "the port taken" "something else listens on 127.0.0.1:3128" "$CLIENT" egress start
 kill "$squatter"
 wait "$squatter" 2>/dev/null
+
+# Names that resolve to local addresses, one for each kind, read by squid when it starts (hosts_file).
+# 198.51.100.2 is this test host's own address, outside every listed range.
+cp /etc/hosts "$work/hosts.orig"
+on_exit "cat $work/hosts.orig >/etc/hosts"
+printf '%s\n' "127.0.0.1 loop.fake.test" "198.51.100.2 own.fake.test" "10.11.12.13 private.fake.test" \
+        "::1 loop6.fake.test" "64:ff9b::7f00:1 nat64.fake.test" "::7f00:1 compat.fake.test" \
+        "fd00:ec2::254 ula.fake.test" >>/etc/hosts
+# The runner's services: one on loopback at a port the kernel hands out (as any program binding port 0
+# gets), one on every address; each records who came.
+read -r port_lo _ </proc/sys/net/ipv4/ip_local_port_range
+LOOP_PORT=$((port_lo + 1234))
+serve() { # serve ADDRESS PORT RECORD
+        local a=$1 listen=TCP4-LISTEN
+        [[ $a == *:* ]] && a="[$a]" && listen=TCP6-LISTEN
+        : >"$3"
+        socat "$listen:$2,bind=$a,reuseaddr,fork" \
+                SYSTEM:"echo hit >>$3; cat $work/reply" 2>/dev/null &
+        on_exit "kill $!"
+        for _ in $(seq 50); do ss -Htln "sport = :$2" | grep -qF "$a:$2" && break; sleep 0.1; done
+}
+printf 'HTTP/1.0 200 OK\r\nContent-Length: 14\r\n\r\nrunner-secret\n' >"$work/reply"
+serve 127.0.0.1 "$LOOP_PORT" "$work/loop-hits"
+serve ::1 "$LOOP_PORT" "$work/loop6-hits"
+serve 0.0.0.0 8098 "$work/own-hits"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# start"
@@ -245,6 +279,25 @@ expect_contains "a fronted request (TLS server name): refused" \
         "X-Egress-Denied: domain fronting: the TLS server name names www.fake.test, but the connection is to other.fake.test" "$out"
 expect_not_arrived "the request fronted by its server name never arrived" "/e2e/front-sni"
 
+# The audit's write past the rules: inside a tunnel to a host with a write rule, an absolute-form URL naming
+# another host, with no Host header. Control first: the same in absolute form naming the tunnel's host
+# arrives, so the refusal below is the URL's.
+out=$(sbx "${C[@]}" --request-target https://upload.fake.test/upload/e2e-abs-same -H 'Host:' \
+        --data-binary 123456789 https://upload.fake.test/upload/x 2>&1)
+expect_contains "control: an absolute-form write naming the tunnel's host gets through" "HTTP/1.1 200 OK" "$out"
+expect_eq "control: it arrived at upload.fake.test with its body" "POST upload.fake.test /upload/e2e-abs-same 9" \
+        "$(arrived_full | grep -F /upload/e2e-abs-same)"
+out=$(sbx "${C[@]}" --request-target https://other.fake.test/upload/e2e-abs-other -H 'Host:' \
+        --data-binary 123456789 https://upload.fake.test/upload/x 2>&1)
+expect_contains "an absolute-form URL naming another host inside the tunnel: refused" \
+        "X-Egress-Denied: domain fronting: the URL names other.fake.test:443, but the tunnel is to upload.fake.test:443" "$out"
+expect_not_arrived "the write naming another host never arrived" "/upload/e2e-abs-other"
+out=$(sbx "${C[@]}" --request-target https://upload.fake.test:8443/upload/e2e-abs-port -H 'Host:' \
+        --data-binary 123456789 https://upload.fake.test/upload/x 2>&1)
+expect_contains "an absolute-form URL naming another port inside the tunnel: refused" \
+        "X-Egress-Denied: domain fronting: the URL names upload.fake.test:8443, but the tunnel is to upload.fake.test:443" "$out"
+expect_not_arrived "the write naming another port never arrived" "/upload/e2e-abs-port"
+
 out=$(sbx "${C[@]}" https://ww.fake.test/e2e/threat 2>&1)
 expect_contains "a refused CONNECT (threat list): 403 inside the tunnel, with the reason" \
         "X-Egress-Denied: a host on the threat list: ww.fake.test" "$out"
@@ -280,6 +333,12 @@ CONNECT www.fake.test - allow
 GET www.fake.test /e2e/front-host deny
 CONNECT other.fake.test - allow
 GET other.fake.test /e2e/front-sni deny
+CONNECT upload.fake.test - allow
+POST upload.fake.test /upload/e2e-abs-same allow
+CONNECT upload.fake.test - allow
+POST upload.fake.test /upload/e2e-abs-other deny
+CONNECT upload.fake.test - allow
+POST upload.fake.test /upload/e2e-abs-port deny
 CONNECT ww.fake.test - deny
 GET 169.254.169.254 /e2e/meta deny"
 expect_eq "every request, in order, with its decision (paths without query strings)" "$expected" "$(log_brief "$off")"
@@ -300,6 +359,74 @@ run helper proxy-log --from "$(($(log_size) + 1))"
 expect_eq "proxy-log past the end: status 3 (truncated)" 3 "$status"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# local destinations by the address a name resolves to, and the cache manager"
+# "METHOD HOST DECISION REASON" per log line from byte $1 on.
+log_reasons() {
+        tail -c +$(($1 + 1)) "$LOG_DIR/access.jsonl" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    o = json.loads(line)
+    print(o["method"], o["host"], o["decision"], o["reason"])'
+}
+local_refused() { # local_refused WHAT URL NAME RECORD
+        local what=$1 url=$2 name=$3 record=$4 before out
+        before=$(log_size)
+        out=$(sbx "${C[@]}" "$url" 2>&1)
+        expect_contains "$what: 403 with the reason" \
+                "X-Egress-Denied: a local destination: $name resolves to an address of this machine or its networks" "$out"
+        expect_contains "$what: the log line names $name and why" \
+                "deny a local destination: $name resolves to an address of this machine or its networks" \
+                "$(log_reasons "$before" | grep -F " $name deny ")"
+        [ -z "$record" ] || expect_eq "$what: never arrived" "" "$(cat "$record")"
+}
+local_refused "a name resolving to 127.0.0.1, a loopback service at an ephemeral port" \
+        "http://loop.fake.test:$LOOP_PORT/secret" loop.fake.test "$work/loop-hits"
+local_refused "a name resolving to ::1" "http://loop6.fake.test:$LOOP_PORT/secret" loop6.fake.test "$work/loop6-hits"
+local_refused "a name resolving to this machine's own address (outside every listed range)" \
+        "http://own.fake.test:8098/secret" own.fake.test "$work/own-hits"
+local_refused "this machine's own address, written" "http://198.51.100.2:8098/secret" 198.51.100.2 "$work/own-hits"
+local_refused "a name resolving to a private address" "http://private.fake.test/x" private.fake.test ""
+local_refused "a name resolving to a NAT64 form of 127.0.0.1" "http://nat64.fake.test:$LOOP_PORT/x" nat64.fake.test ""
+local_refused "a name resolving to an IPv4-compatible form of 127.0.0.1" "http://compat.fake.test:$LOOP_PORT/x" \
+        compat.fake.test ""
+local_refused "a name resolving to a unique local address (the IPv6 metadata service's)" "http://ula.fake.test/x" \
+        ula.fake.test ""
+local_refused "a name resolving to the metadata address" "http://metadata.fake.test/e2e/meta-name" \
+        metadata.fake.test ""
+expect_not_arrived "the metadata request by name never arrived" "/e2e/meta-name"
+before=$(log_size)
+out=$(sbx "${C[@]}" "https://loop.fake.test/e2e/loop-tunnel" 2>&1)
+expect_contains "a tunnel to a name resolving to 127.0.0.1: refused inside the tunnel, with the reason" \
+        "X-Egress-Denied: a local destination: loop.fake.test resolves to" "$out"
+expect_contains "the tunnel's refusal is logged" "CONNECT loop.fake.test deny a local destination: loop.fake.test resolves to" \
+        "$(log_reasons "$before")"
+# Controls: root reaches each service directly, so the refusals above were the proxy's.
+curl -sS --max-time 10 -o /dev/null "http://127.0.0.1:$LOOP_PORT/control"
+curl -sS --max-time 10 -o /dev/null "http://[::1]:$LOOP_PORT/control"
+curl -sS --max-time 10 -o /dev/null "http://198.51.100.2:8098/control"
+expect_eq "control: root reaches the loopback and own-address services" "hit hit hit" \
+        "$(cat "$work/loop-hits" "$work/loop6-hits" "$work/own-hits" | tr '\n' ' ' | sed 's/ $//')"
+
+for page in info active_requests client_list ipcache fqdncache filedescriptors objects; do
+        before=$(log_size)
+        out=$(sbx "${C[@]}" "http://egress-proxy:3128/squid-internal-mgr/$page" 2>&1)
+        expect_contains "the cache manager by the proxy's name ($page): refused" \
+                "X-Egress-Denied: a local destination: egress-proxy" "$out"
+        expect_contains "the cache manager by name ($page): logged" "GET egress-proxy deny a local destination: egress-proxy" \
+                "$(log_reasons "$before")"
+done
+# squid takes a request to its own address and port for its own, and names it by its own name.
+out=$(sbx "${C[@]}" "http://127.0.0.1:3128/squid-internal-mgr/info" 2>&1)
+expect_contains "the cache manager by address: refused (squid names it egress-proxy)" \
+        "X-Egress-Denied: a local destination: egress-proxy" "$out"
+before=$(log_size)
+out=$(sbx "${C[@]}" "http://www.fake.test/squid-internal-mgr/info" 2>&1)
+expect_contains "a cache manager URL on another host: refused by squid's manager ACL, with the reason" \
+        "X-Egress-Denied: the proxy's cache manager (/squid-internal-mgr/) is not reached through the proxy" "$out"
+expect_contains "and logged" "GET www.fake.test deny the proxy's cache manager" "$(log_reasons "$before")"
+case $out in *"Squid Object Cache"* | *"Cache Manager"* | *"Connection information"* | *"UP Time"*) fail "the cache manager answered" ;; *) pass "no cache manager page reached the sandbox" ;; esac
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# the shared corpus: the running proxy and agentic-job policy test decide alike"
 mapfile -t SB_ENV < <(grep -E '^(HTTPS?_PROXY|https?_proxy|NO_PROXY|no_proxy|SSL_CERT_FILE|CURL_CA_BUNDLE)=' <<<"$env_out")
 as_sb() {
@@ -318,13 +445,14 @@ while read -r verdict method url flags; do
         # Through the proxy always, loopback too (the corpus is about the proxy's decisions).
         args=(-sS -o /dev/null -D "$work/h" --max-time 10 --path-as-is -x http://127.0.0.1:3128 --noproxy '')
         pt=("$method" "$url")
-        host_h="" sni=""
+        host_h="" sni="" authority=""
         for f in "${fl[@]}"; do
                 case $f in
                 body) args+=(--data-binary x) && pt+=(--body) ;;
                 upgrade) args+=(-H 'Upgrade: websocket' -H 'Connection: Upgrade') && pt+=(--upgrade) ;;
                 host=*) host_h=${f#host=} && pt+=(--host "$host_h") ;;
                 sni=*) sni=${f#sni=} && pt+=(--sni "$sni") ;;
+                authority=*) authority=${f#authority=} && pt+=(--authority "$authority") ;;
                 rule=*) ;;
                 esac
         done
@@ -336,6 +464,13 @@ while read -r verdict method url flags; do
                 target="https://$sni/${rest#*/}"
                 args+=(--connect-to "$sni:443:$real:443")
                 [ -n "$host_h" ] || host_h=$real
+        fi
+        if [ -n "$authority" ]; then
+                # Inside the tunnel, the request line names the authority in absolute form; no Host header
+                # unless host= gives one.
+                rest=${url#https://}
+                args+=(--request-target "https://$authority/${rest#*/}")
+                [ -n "$host_h" ] || args+=(-H 'Host:')
         fi
         [ -n "$host_h" ] && args+=(-H "Host: $host_h")
         case $method in

@@ -696,6 +696,26 @@ requests=$(arrived)
 if grep -qxF "GET /setup-e2e/proxied" <<<"$requests"; then pass "the proxied request arrived"; else fail "the proxied request did not arrive: ${requests:0:300}"; fi
 if grep -qF "/setup-e2e/direct" <<<"$requests"; then fail "a direct request arrived"; else pass "the direct requests never arrived"; fi
 
+# The proxy's user reaches no address of this machine: a root service on every address, reached at the
+# host's own 198.51.100.2, outside every listed range (fib daddr type local); root reaches it (the control).
+printf 'HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n' >"$work/reply"
+: >"$work/own-hits"
+socat TCP4-LISTEN:8098,bind=0.0.0.0,reuseaddr,fork SYSTEM:"echo hit >>$work/own-hits; cat $work/reply" 2>/dev/null &
+own_server=$!
+on_exit "kill $own_server"
+for _ in $(seq 50); do ss -Htln 'sport = :8098' | grep -q . && break; sleep 0.1; done
+setpriv --reuid="$PROXY_UID" --regid="$(id -g egress-proxy)" --clear-groups \
+        curl --noproxy '*' -sS --max-time 10 -o /dev/null http://198.51.100.2:8098/proxy-user 2>/dev/null
+expect_eq "the proxy's user, to a service on this machine's own address: refused (curl 7)" 7 "$?"
+setpriv --reuid="$PROXY_UID" --regid="$(id -g egress-proxy)" --clear-groups \
+        curl --noproxy '*' -sS --max-time 10 -o /dev/null http://127.0.0.1:8098/proxy-user-loopback 2>/dev/null
+expect_eq "the proxy's user, to the same service on loopback: refused (curl 7)" 7 "$?"
+expect_eq "neither reached the service" "" "$(cat "$work/own-hits")"
+curl --noproxy '*' -sS --max-time 10 -o /dev/null http://198.51.100.2:8098/root
+expect_eq "control: root reaches it" "hit" "$(cat "$work/own-hits")"
+expect_contains "the rule that refused it counted" "fib daddr type local counter packets" \
+        "$(nft list table inet agentic_job | grep -F 'fib daddr type local' | grep -v 'packets 0 ')"
+
 # ---------------------------------------------------------------------------------------------------------
 echo "# the walk: world-writable and setuid"
 

@@ -35,6 +35,7 @@ corpus_args() {
                 upgrade) args+=(--upgrade) ;;
                 host=*) args+=(--host "${word#host=}") ;;
                 sni=*) args+=(--sni "${word#sni=}") ;;
+                authority=*) args+=(--authority "${word#authority=}") ;;
                 rule=*) rule=${word#rule=} ;;
                 *) return 1 ;;
                 esac
@@ -100,6 +101,8 @@ expect_usage "not a URL" "www.fake.test/: not an http:// or https:// URL" GET ww
 expect_usage "a bad host" "is not a valid host" GET 'https://a b/' "${good[@]}"
 expect_usage "user information" "user information" GET https://u@www.fake.test/ "${good[@]}"
 expect_usage "--sni with http" "--sni needs an https URL" GET http://www.fake.test/ --sni x "${good[@]}"
+expect_usage "--authority with http" "--authority needs an https URL" GET http://www.fake.test/ \
+        --authority x "${good[@]}"
 expect_usage "a missing policy" "$tmp/none.toml: No such file or directory" GET https://www.fake.test/ \
         --policy "$tmp/none.toml" --threats "$dir/threats.txt"
 expect_usage "a missing threat list" "$tmp/none.txt: No such file or directory" GET https://www.fake.test/ \
@@ -117,6 +120,9 @@ out=$("$client" policy test --body --policy "$dir/policy.toml" POST --threats "$
 [ "$out" = "allow upload" ] && pass || fail "options before the words: '$out'"
 out=$("$client" policy test CONNECT https://www.fake.test "${good[@]}")
 [ "$out" = "allow tunnel" ] && pass || fail "CONNECT: '$out'"
+out=$("$client" policy test GET https://www.fake.test/ --authority 'a b' "${good[@]}")
+[ "$?" -eq 1 ] && [ "$out" = "deny malformed request: the URL's host a%20b is not a valid host name" ] && pass ||
+        fail "a malformed --authority: '$out'"
 out=$("$client" policy test CONNECT https://www.fake.test:8443 "${good[@]}")
 [ "$?" -eq 1 ] && [ "$out" = "deny a tunnel (CONNECT) to port 8443: tunnels go to port 443 only" ] && pass ||
         fail "CONNECT to 8443: '$out'"

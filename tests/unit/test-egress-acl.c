@@ -170,6 +170,9 @@ START_TEST(test_build_bumped)
         ck_assert_str_eq(q.path, "/x");
         ck_assert_uint_eq(q.port, 443);
         ck_assert(!q.has_body);
+        /* The URL's host and port, for the decision to compare with the target's. */
+        ck_assert_str_eq(q.url_host, "other.fake.test");
+        ck_assert_uint_eq(q.url_port, 443);
 
         ck_assert_int_eq(build("2 POST a 443 /x a a 0,%200 - - [2001:db8::1]:8443 -", &q, host, &e), 0);
         ck_assert_str_eq(q.host, "[2001:db8::1]");
@@ -291,11 +294,101 @@ START_TEST(test_handle_requests)
         json_decref(log);
         acl_outcome_done(&o);
 
+        /* An absolute-form URL naming another host, without a Host header: refused for its URL, logged
+         * with the host connected to (the tunnel's target), the URL's host in the reason. */
+        handle("10 POST other.fake.test 443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 "
+               "-",
+               false, &o, &log);
+        ck_assert_str_eq(o.answer,
+                         "10 ERR message=domain%20fronting%3A%20the%20URL%20names%20other.fake.test"
+                         "%3A443%2C%20but%20the%20tunnel%20is%20to%20www.fake.test%3A443 verdict_=deny\n");
+        ck_assert_str_eq(field(log, "host"), "www.fake.test");
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        ck_assert_str_eq(field(log, "reason"), "domain fronting: the URL names other.fake.test:443, but the "
+                                               "tunnel is to www.fake.test:443");
+        json_decref(log);
+        acl_outcome_done(&o);
+        /* Another port; and the same host in another spelling is the same. */
+        handle("11 POST www.fake.test 8443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 -",
+               false, &o, &log);
+        ck_assert_str_eq(
+                field(log, "reason"),
+                "domain fronting: the URL names www.fake.test:8443, but the tunnel is to www.fake.test:443");
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("12 POST WWW.Fake.Test. 443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 -",
+               false, &o, &log);
+        ck_assert_str_eq(o.answer, "12 OK\n");
+        json_decref(log);
+        acl_outcome_done(&o);
+
         /* The path is logged as sent, its escapes (squid's and the client's) kept. */
         handle("9 GET www.fake.test 443 /a%0D%0ab%C3%a9%zz www.fake.test www.fake.test - - - "
                "www.fake.test:443 -",
                false, &o, &log);
         ck_assert_str_eq(field(log, "path"), "/a%0D%0ab%C3%a9%zz");
+        json_decref(log);
+        acl_outcome_done(&o);
+}
+END_TEST
+
+/* squid asks with an argument about what it refuses itself: the decision's refusal keeps its reason,
+ * what it would allow is refused with squid's; either way logged. */
+START_TEST(test_handle_squid_refusals)
+{
+        AclOutcome o;
+        json_t *log;
+
+        handle("1 GET loop.fake.test 40000 /secret loop.fake.test - - - - - local", false, &o, &log);
+        ck_assert_str_eq(o.answer,
+                         "1 ERR message=a%20local%20destination%3A%20loop.fake.test%20resolves%20to%20"
+                         "an%20address%20of%20this%20machine%20or%20its%20networks%20%28loopback%2C%20"
+                         "link-local%2C%20private%2C%20or%20one%20of%20its%20own%29 verdict_=deny\n");
+        ck_assert_str_eq(field(log, "host"), "loop.fake.test");
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        json_decref(log);
+        acl_outcome_done(&o);
+
+        /* A tunnel: the reason goes into the connection tag, where squid's 403 inside it finds it. */
+        handle("2 CONNECT loop.fake.test 443 - loop.fake.test:443 - - - - - local", false, &o, &log);
+        ck_assert_msg(
+                strstr(o.answer, "2 ERR message=a%20local%20destination%3A%20loop.fake.test%20resolves"),
+                "%s", o.answer);
+        ck_assert_msg(strstr(o.answer, " clt_conn_tag=a%20local%20destination"), "%s", o.answer);
+        json_decref(log);
+        acl_outcome_done(&o);
+
+        /* The decision refuses first: its own reason stands. */
+        handle("3 GET 127.0.0.1 3128 /x 127.0.0.1 - - - - - local", false, &o, &log);
+        ck_assert_msg(strstr(field(log, "reason"), "a local destination: 127.0.0.1 (loopback"), "%s",
+                      field(log, "reason"));
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("4 POST evil.example 80 /x evil.example - 1 - - - local", false, &o, &log);
+        ck_assert_str_eq(field(log, "reason"), "a host on the threat list: evil.example");
+        json_decref(log);
+        acl_outcome_done(&o);
+
+        handle("5 GET www.fake.test 80 /squid-internal-mgr/info www.fake.test - - - - - manager", false, &o,
+               &log);
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        ck_assert_str_eq(
+                field(log, "reason"),
+                "the proxy's cache manager (/squid-internal-mgr/) is not reached through the proxy");
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("6 GET egress-proxy 3128 /squid-internal-mgr/info egress-proxy - - - - - manager", false, &o,
+               &log);
+        ck_assert_msg(strstr(field(log, "reason"), "a local destination: egress-proxy"), "%s",
+                      field(log, "reason"));
+        json_decref(log);
+        acl_outcome_done(&o);
+
+        /* Any other argument is not one squid.conf.in gives: refused as malformed. */
+        handle("7 GET www.fake.test 80 /x www.fake.test - - - - - other", false, &o, &log);
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        ck_assert_msg(strstr(field(log, "reason"), "malformed request line: the acl's argument"), "%s",
+                      field(log, "reason"));
         json_decref(log);
         acl_outcome_done(&o);
 }
@@ -351,6 +444,7 @@ int main(void)
         tcase_add_test(tc, test_handle_connect);
         tcase_add_test(tc, test_handle_requests);
         tcase_add_test(tc, test_handle_malformed);
+        tcase_add_test(tc, test_handle_squid_refusals);
         suite_add_tcase(s, tc);
 
         return check_run(s);

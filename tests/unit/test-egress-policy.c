@@ -1061,6 +1061,35 @@ static const DecisionCase decisions[] = {
         ALLOW("api", WRITE("POST", "[2001:DB8::1]:8443", "/v1/")),
         ALLOW("upload", .method = "PUT", .host = "UPLOAD.example.com", .host_header = "upload.EXAMPLE.com.",
               .sni = "upload.example.com", .path = "/upload/x", .has_body = true),
+        /* Inside a tunnel the URL names the tunnel's host and port, in any spelling of them. */
+        ALLOW("upload", .method = "POST", .host = "upload.example.com", .port = 443,
+              .sni = "upload.example.com", .url_host = "Upload.Example.COM.", .url_port = 443,
+              .path = "/upload/x", .has_body = true),
+        ALLOW("read", .method = "GET", .host = "[2001:db8::1]", .port = 443,
+              .url_host = "[2001:DB8:0::1]:443", .path = "/"),
+        DENY("domain fronting: the URL names other.example.com:443, but the tunnel is to "
+             "upload.example.com:443",
+             .method = "POST", .host = "upload.example.com", .port = 443, .sni = "upload.example.com",
+             .url_host = "other.example.com", .url_port = 443, .path = "/upload/x", .has_body = true),
+        DENY("domain fronting: the URL names upload.example.com:8443, but the tunnel is to "
+             "upload.example.com:443",
+             .method = "POST", .host = "upload.example.com", .port = 443, .url_host = "upload.example.com",
+             .url_port = 8443, .path = "/upload/x", .has_body = true),
+        DENY("domain fronting: the URL names [2001:db8::2]:443", .method = "GET",
+             .host = "[2001:db8::1]:443", .url_host = "[2001:db8::2]", .url_port = 443, .path = "/"),
+        DENY("domain fronting: the URL names example.com:80", .method = "GET", .host = "example.com:443",
+             .url_host = "example.com:80", .path = "/"),
+        DENY("malformed request: the URL's host a%20b is not a valid host name", .method = "GET",
+             .host = "example.com", .port = 443, .url_host = "a b", .url_port = 443, .path = "/"),
+        DENY("malformed request: the URL's port or the tunnel's is unknown", .method = "GET",
+             .host = "example.com", .port = 443, .url_host = "example.com", .path = "/"),
+        DENY("malformed request: the URL's port or the tunnel's is unknown", .method = "GET",
+             .host = "example.com", .url_host = "example.com", .url_port = 443, .path = "/"),
+        DENY("malformed request: the URL's port or the tunnel's is unknown", .method = "GET",
+             .host = "example.com", .port = 443, .url_host = "example.com:443", .url_port = 80, .path = "/"),
+        /* The Host header is checked first, then the server name, then the URL. */
+        DENY("domain fronting: the Host header names other.com", .method = "GET", .host = "example.com",
+             .port = 443, .host_header = "other.com", .url_host = "other.com", .url_port = 443, .path = "/"),
         DENY("malformed request: the host exa%20mple.com is not a valid host name",
              GET("exa mple.com", "/")),
         DENY("malformed request: the host (none) is not a valid host name", GET(NULL, "/")),
@@ -1096,9 +1125,14 @@ static const DecisionCase decisions[] = {
         DENY("a host on the threat list: 198.51.100.66", GET("0xc6336442", "/")),
         ALLOW("read", GET("1.198.51.100.66.example", "/")),
         /* Local destinations, in any spelling. */
-        DENY("a local destination: localhost (loopback, link-local and metadata addresses are never reached "
-             "through the proxy)",
+        DENY("a local destination: localhost (loopback, link-local and metadata addresses and the proxy's "
+             "own name are never reached through the proxy)",
              GET("localhost", "/")),
+        /* The proxy's own name: squid answers it itself, its cache manager among it. */
+        DENY("a local destination: egress-proxy", GET("egress-proxy:3128", "/squid-internal-mgr/info")),
+        DENY("a local destination: egress-proxy", GET("Egress-Proxy.", "/")),
+        DENY("a local destination: egress-proxy", .method = "CONNECT", .host = "egress-proxy", .port = 443),
+        ALLOW("read", GET("egress-proxy.example", "/")),
         DENY("a local destination: localhost", GET("LocalHost.", "/")),
         DENY("a local destination: a.localhost", GET("a.localhost", "/")),
         DENY("a local destination: 127.0.0.1", GET("127.0.0.1", "/")),
@@ -1113,6 +1147,15 @@ static const DecisionCase decisions[] = {
         DENY("a local destination: [fe80::1]", GET("[fe80::1]", "/")),
         DENY("a local destination: [::ffff:127.0.0.1]", GET("[::ffff:127.0.0.1]", "/")),
         DENY("a local destination: [::ffff:169.254.169.254]", GET("[::ffff:169.254.169.254]:80", "/")),
+        /* IPv4-compatible and NAT64 forms of a local IPv4 address. */
+        DENY("a local destination: [::127.0.0.1]", GET("[::127.0.0.1]", "/")),
+        DENY("a local destination: [::169.254.169.254]", GET("[0:0::a9fe:a9fe]", "/")),
+        DENY("a local destination: [64:ff9b::7f00:1]", GET("[64:ff9b::127.0.0.1]", "/")),
+        DENY("a local destination: [64:ff9b::a9fe:a9fe]", GET("[64:FF9B::169.254.169.254]", "/")),
+        DENY("a local destination: [64:ff9b::]", GET("[64:ff9b::]", "/")),
+        ALLOW("read", GET("[64:ff9b::cb00:710a]", "/")),
+        ALLOW("read", GET("[64:ff9c::7f00:1]", "/")),
+        ALLOW("read", GET("[1::127.0.0.1]", "/")),
         /* Tunnels: to any host not refused above, port 443 only; each request inside is decided alone. */
         ALLOW("tunnel", .method = "CONNECT", .host = "example.com", .port = 443),
         ALLOW("tunnel", .method = "CONNECT", .host = "example.com:443"),
@@ -1270,7 +1313,7 @@ END_TEST
 
 typedef struct CorpusCase {
         EgressVerdict verdict;
-        const char *method, *url, *host_header, *sni, *rule;
+        const char *method, *url, *host_header, *sni, *authority, *rule;
         bool body, upgrade;
 } CorpusCase;
 
@@ -1310,7 +1353,9 @@ static bool corpus_line(char *line, CorpusCase *c)
                 else if (strcmp(words[i], "upgrade") == 0 && !c->upgrade)
                         c->upgrade = true;
                 else if (!(has_prefix(words[i], "host=", &c->host_header) ||
-                           has_prefix(words[i], "sni=", &c->sni) || has_prefix(words[i], "rule=", &c->rule)))
+                           has_prefix(words[i], "sni=", &c->sni) ||
+                           has_prefix(words[i], "authority=", &c->authority) ||
+                           has_prefix(words[i], "rule=", &c->rule)))
                         return false;
         }
         return !(c->rule && c->verdict != EGRESS_ALLOW);
@@ -1348,6 +1393,8 @@ START_TEST(test_corpus)
                         ck_assert_msg(egress_url_parse(c.url, &u, &e) == 0, "cases.txt:%u: %s", line,
                                       e.message);
                         ck_assert_msg(!c.sni || u.https, "cases.txt:%u: sni= needs an https URL", line);
+                        ck_assert_msg(!c.authority || u.https, "cases.txt:%u: authority= needs an https URL",
+                                      line);
                         ck_assert_msg(!c.host_header || u.https,
                                       "cases.txt:%u: host= with http, which squid rewrites", line);
                         if (c.verdict == EGRESS_ALLOW) {
@@ -1360,6 +1407,7 @@ START_TEST(test_corpus)
                         egress_decide_client(policy, threats,
                                              &(EgressClientRequest){ .method = c.method,
                                                                      .url = &u,
+                                                                     .authority = c.authority,
                                                                      .host_header = c.host_header,
                                                                      .sni = c.sni,
                                                                      .has_body = c.body,

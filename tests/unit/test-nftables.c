@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
+#include "local-ranges.h"
 #include "macro.h"
 #include "nftables.h"
 #include "run-tool.h"
@@ -57,17 +60,21 @@
         "\n"                                                                                                \
         "\t\t# The proxy: its answers; squid and its helpers, between ports the kernel hands\n"             \
         "\t\t# out on loopback; DNS to the configured resolvers alone (before the local\n"                  \
-        "\t\t# ranges: a resolver may be local); nothing on this machine or its networks.\n"                \
+        "\t\t# ranges: a resolver may be local); nothing on this machine (any of its\n"                     \
+        "\t\t# addresses) or its networks.\n"                                                               \
         "\t\tmeta skuid 998 ct state established,related accept\n"                                          \
         "\t\tmeta skuid 998 ip daddr 127.0.0.1 tcp sport 32768-60999 tcp dport 32768-60999 accept\n"        \
         "\t\tmeta skuid 998 ip6 daddr ::1 tcp sport 32768-60999 tcp dport 32768-60999 accept\n"
 #define PROXY_TAIL                                                                                          \
         "\t\tmeta skuid 998 meta l4proto { tcp, udp } th dport 53 counter jump refuse\n"                    \
+        "\t\tmeta skuid 998 fib daddr type local counter jump refuse\n"                                     \
         "\t\tmeta skuid 998 ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, "                 \
         "169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/3, "         \
         "168.63.129.16 } counter jump refuse\n"                                                             \
-        "\t\tmeta skuid 998 ip6 daddr { ::, ::1, ::ffff:0:0/96, fc00::/7, fe80::/10, fec0::/10, "           \
-        "ff00::/8 } counter jump refuse\n"
+        "\t\tmeta skuid 998 ip6 daddr { ::/96, fc00::/7, fe80::/10, fec0::/10, ff00::/8, ::ffff:0:0/96, "   \
+        "64:ff9b::/104, 64:ff9b::a00:0/104, 64:ff9b::6440:0/106, 64:ff9b::7f00:0/104, "                     \
+        "64:ff9b::a9fe:0/112, 64:ff9b::ac10:0/108, 64:ff9b::c000:0/120, 64:ff9b::c0a8:0/112, "              \
+        "64:ff9b::c612:0/111, 64:ff9b::e000:0/99, 64:ff9b::a83f:8110 } counter jump refuse\n"
 #define END                                                                                                 \
         "\t}\n"                                                                                             \
         "}\n"
@@ -317,6 +324,33 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* The ranges squid is given besides them: the machine's own addresses, less those already inside. */
+START_TEST(test_local_ranges_contain)
+{
+        static const struct {
+                const char *address;
+                bool local;
+        } cases[] = {
+                { "127.0.0.1", true },      { "10.1.2.3", true },      { "169.254.169.254", true },
+                { "172.31.255.255", true }, { "172.32.0.0", false },   { "100.127.0.1", true },
+                { "100.128.0.1", false },   { "168.63.129.16", true }, { "168.63.129.17", false },
+                { "198.51.100.2", false },  { "203.0.113.10", false }, { "8.8.8.8", false },
+                { "239.1.1.1", true },      { "::1", true },           { "::", true },
+                { "::127.0.0.1", true },    { "fe80::1", true },       { "fd00:ec2::254", true },
+                { "2001:db8::1", false },   { "ff02::1", true },       { "febf::1", true },
+                { "2a00:1450::1", false },  { "::1:0:0:1", false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                unsigned char a[16];
+                int family = strchr(cases[i].address, ':') ? AF_INET6 : AF_INET;
+
+                ck_assert_int_eq(inet_pton(family, cases[i].address, a), 1);
+                ck_assert_msg(local_ranges_contain(family, a) == cases[i].local, "%s", cases[i].address);
+        }
+}
+END_TEST
+
 static Suite *nftables_suite(void)
 {
         Suite *s = suite_create("nftables");
@@ -332,6 +366,7 @@ static Suite *nftables_suite(void)
         tcase_add_test(text, test_proxy_ipv6_resolvers);
         tcase_add_test(text, test_proxy_port);
         tcase_add_test(text, test_nft_check_control);
+        tcase_add_test(text, test_local_ranges_contain);
         suite_add_tcase(s, text);
         tcase_add_loop_test(refused, test_refusals, 0, (int)ELEMENTSOF(refusals));
         suite_add_tcase(s, refused);
