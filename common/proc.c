@@ -60,6 +60,19 @@ int proc_status_parse(const char *text, ProcStatus *ret)
                 s.uid[i] = (uid_t)v;
                 p = end;
         }
+
+        /* Optional: where it is missing the threads are looked at one by one. */
+        p = find_field(text, "Threads:");
+        if (p) {
+                unsigned long v;
+                char *end;
+
+                p += strspn(p, " \t");
+                errno = 0;
+                v = strtoul(p, &end, 10);
+                if (end != p && !errno && v <= 1UL << 22)
+                        s.threads = (unsigned)v;
+        }
         *ret = s;
         return 0;
 }
@@ -164,7 +177,9 @@ int proc_for_each_at(int proc_fd, ProcFn fn, void *userdata)
                         r = 0;
                         continue; /* it exited */
                 }
-                if (r >= 0 && proc_state_dead(st.state))
+                /* A dead leader counts itself in Threads: until it is reaped, so a count of one means
+                 * no other thread; only a larger or missing count is worth the walk of its tasks. */
+                if (r >= 0 && proc_state_dead(st.state) && st.threads != 1)
                         r = other_task_alive(dirfd(d), pid, buf, sizeof(buf), &st.other_task_alive);
                 if (r == -ESRCH) {
                         r = 0;

@@ -442,7 +442,11 @@ if [ -n "${socat_pid:-}" ]; then
         expect_contains "audit: a refusal with its status" "op enter: refused (status 120)" "$trail"
         expect_contains "audit: kill-user's count" "op kill-user: done: ended" "$trail"
         case "$trail" in *probe.sh*) fail "audit: enter's command line is logged" ;; *) pass "audit: enter's command line is not logged" ;; esac
-        # sudo's own record too: !log_allowed for the helper's command (the helper audits every call).
+        # sudo's own record too: !log_allowed for the helper's command (the helper audits every call). The
+        # control: another command sudo allows (root's) is in the same log.
+        sudo -n /bin/echo sudo-control-7f3e >/dev/null 2>&1
+        sleep 0.2
+        expect_contains "sudo's log records another allowed command (control)" "sudo-control-7f3e" "$(cat "$audit_log")"
         case "$(cat "$audit_log")" in *probe.sh*) fail "sudo's log holds enter's command line" ;; *) pass "sudo's log holds no word of enter's command" ;; esac
 
         # Caller text with a newline in every field the helper may quote stays inside one record.

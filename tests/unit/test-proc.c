@@ -406,12 +406,17 @@ START_TEST(test_for_each_at_gone_and_zombie_leaders)
         fake_dir("102");
         fake_file("102/status", ""); /* reads empty: it exited */
         fake_dir("104");             /* a zombie leader with a live thread */
-        fake_file("104/status", status_zombie);
+        fake_file("104/status", STATUS_HEAD("x", "Z (zombie)") "Uid:\t1001\t1001\t1001\t1001\nThreads:\t2\n");
         fake_dir("104/task");
         fake_dir("104/task/104");
         fake_file("104/task/104/status", status_zombie);
         fake_dir("104/task/105");
         fake_file("104/task/105/status", status_normal);
+        fake_dir("107"); /* no Threads: line: its tasks are walked */
+        fake_file("107/status", STATUS_HEAD("x", "Z (zombie)") "Uid:\t1001\t1001\t1001\t1001\n");
+        fake_dir("107/task");
+        fake_dir("107/task/108");
+        fake_file("107/task/108/status", status_normal);
         fake_dir("106"); /* a zombie whose only thread is the leader */
         fake_file("106/status", status_zombie);
         fake_dir("106/task");
@@ -419,10 +424,12 @@ START_TEST(test_for_each_at_gone_and_zombie_leaders)
         fake_file("106/task/106/status", status_zombie);
         ck_assert_int_eq(fake_scan(&s), 0);
         fake_remove();
-        ck_assert_uint_eq(s.calls, 2);
+        ck_assert_uint_eq(s.calls, 3);
         ck_assert(s.found[0] && s.found[1]);
         ck_assert(!proc_status_dead(&s.status[0]));
+        ck_assert_uint_eq(s.status[0].threads, 2);
         ck_assert(proc_status_dead(&s.status[1]));
+        ck_assert_uint_eq(s.status[1].threads, 1);
 }
 END_TEST
 
