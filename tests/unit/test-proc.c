@@ -406,7 +406,8 @@ START_TEST(test_for_each_at_gone_and_zombie_leaders)
         fake_dir("102");
         fake_file("102/status", ""); /* reads empty: it exited */
         fake_dir("104");             /* a zombie leader with a live thread */
-        fake_file("104/status", STATUS_HEAD("x", "Z (zombie)") "Uid:\t1001\t1001\t1001\t1001\nThreads:\t2\n");
+        fake_file("104/status",
+                  STATUS_HEAD("x", "Z (zombie)") "Uid:\t1001\t1001\t1001\t1001\nThreads:\t2\n");
         fake_dir("104/task");
         fake_dir("104/task/104");
         fake_file("104/task/104/status", status_zombie);
