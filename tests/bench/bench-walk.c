@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* bench-walk: setup's world-write and setuid walk (client/setup/harden-walk.c) against GNU find doing the same
- * job on the same tree, in the same run.
+/* bench-walk: setup's world-write and setuid walk (client/setup/harden-walk.c) against GNU find doing the
+ * same job on the same tree, in the same run.
  *
  *   bench-walk --generate TREE   makes TREE (which must not exist): 10,110 directories and 190,000
  *                                entries below them (files, some o+w, some setuid and setgid root, a few
