@@ -505,3 +505,49 @@ sleep 0.5
 sudo_log=$(journalctl -q -o cat ${cursor:+--after-cursor="$cursor"} SYSLOG_IDENTIFIER=sudo 2>&1)
 expect_contains "sudo's journal records another allowed command (control)" "sudo-control-7f3e" "$sudo_log"
 expect_lacks "sudo's journal records hold no word of an allowed enter's command" "sudo-log-word" "$sudo_log"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# enter through $backend: a signal forwarded after the reap never reaches a process that took the child's pid"
+
+# The window is made wide: journald is stopped and its socket's queue full, so the helper waits in its
+# last audit record after reaping its child (the $backend process); the pid is then given to another
+# user's process (ns_last_pid: /proc/sys is made writable, this host is thrown away), and the helper is
+# sent SIGTERM, which it forwards.
+OTHER_UID=$(id -u "$OTHER")
+mount -o remount,rw /proc/sys
+rm -f "$SB_HOME/go" "$SB_HOME/pid"
+runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- \
+        sh -c 'echo $$ >pid.tmp; mv pid.tmp pid; while [ ! -e go ]; do sleep 0.02; done' </dev/null >/dev/null 2>&1 &
+enter_bg=$!
+for _ in $(seq 200); do [ -s "$SB_HOME/pid" ] && break; sleep 0.05; done
+helper_pid=
+for p in /proc/[0-9]*; do
+        [ "$(readlink "$p/exe" 2>/dev/null)" = "$HELPER" ] && helper_pid=${p#/proc/}
+done
+child_pid=$(cat "/proc/$helper_pid/task/$helper_pid/children" 2>/dev/null | awk '{ print $1 }')
+expect_contains "the helper's child is $backend" "$backend" "$(tr '\0' ' ' <"/proc/$child_pid/cmdline" 2>/dev/null)"
+journald=$(systemctl show -p MainPID --value systemd-journald)
+kill -STOP "$journald"
+on_exit "kill -CONT $journald"
+yes MESSAGE=ajt-fill | timeout 3 socat -u -b 16 - UNIX-SENDTO:/run/systemd/journal/socket 2>/dev/null
+touch "$SB_HOME/go"
+for _ in $(seq 500); do [ -e "/proc/$child_pid" ] || break; sleep 0.01; done
+victim=
+for _ in 1 2 3 4 5; do
+        echo $((child_pid - 1)) >/proc/sys/kernel/ns_last_pid
+        setpriv --reuid="$OTHER_UID" --regid="$OTHER_UID" --clear-groups sleep 1000 </dev/null >/dev/null 2>&1 &
+        v=$!
+        if [ "$v" = "$child_pid" ]; then victim=$v; break; fi
+        kill "$v"
+done
+if [ -n "$victim" ] && [ -n "$helper_pid" ] && [ -e "/proc/$helper_pid" ]; then
+        on_exit "kill $victim"
+        kill -TERM "$helper_pid"
+        sleep 0.3
+        if kill -0 "$victim" 2>/dev/null; then pass "enter: a signal forwarded after the reap does not reach the process that reused the pid"; else fail "enter: the forwarded signal killed another user's process that reused the child's pid"; fi
+        kill "$victim"
+else
+        fail "enter: could not give the child's pid ${child_pid:-?} to another process while the helper waited (the pid reuse test did not run)"
+fi
+kill -CONT "$journald"
+wait "$enter_bg"
