@@ -101,24 +101,35 @@ static int status_read(int dir_fd, const char *path, char *buf, size_t size, Pro
         return proc_status_parse(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
+/* A directory stream of dir_fd/path, opened without following a link: 0, -ESRCH where it is gone
+ * (a process that exited), another -errno otherwise. */
+static int opendir_at(int dir_fd, const char *path, DIR **ret)
+{
+        int fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), r;
+
+        if (fd < 0)
+                return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+        *ret = fdopendir(fd);
+        if (!*ret) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        return 0;
+}
+
 /* Whether a thread of pid other than a dead leader still runs: /proc/PID/task/TID/status of each. */
 static int other_task_alive(int proc_fd, long pid, char *buf, size_t size, bool *ret)
 {
         char path[64];
         struct dirent *de;
-        DIR *d;
-        int fd, r = 0;
+        DIR *d = NULL;
+        int r;
 
         (void)snprintf(path, sizeof(path), "%ld/task", pid);
-        fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                close(fd);
+        r = opendir_at(proc_fd, path, &d);
+        if (r < 0)
                 return r;
-        }
         *ret = false;
         while ((errno = 0, de = readdir(d))) {
                 ProcStatus t = { 0 };
@@ -146,20 +157,14 @@ static int other_task_alive(int proc_fd, long pid, char *buf, size_t size, bool 
 
 int proc_for_each_at(int proc_fd, ProcFn fn, void *userdata)
 {
-        DIR *d;
+        DIR *d = NULL;
         struct dirent *de;
         char buf[STATUS_MAX];
-        int fd, r = 0;
+        int r;
 
-        fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                close(fd);
-                return r;
-        }
+        r = opendir_at(proc_fd, ".", &d);
+        if (r < 0)
+                return r == -ESRCH ? -ENOENT : r;
         while ((errno = 0, de = readdir(d))) {
                 char path[64];
                 ProcStatus st = { 0 };

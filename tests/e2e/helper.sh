@@ -453,11 +453,6 @@ HOSTILE=$SB_HOME/ajt-hostile
 # The host's build has no tests (-Dtests=false): the program is compiled here, from the source tree.
 cc -O2 -pthread -o "$work/ajt-hostile" "$here/../integration/hostile.c"
 install -o root -g root -m 0755 "$work/ajt-hostile" "$HOSTILE"
-threads_left() {
-        cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null | awk -v u="$SB_UID" '
-                /^State:/ { s = $2 } /^Uid:/ { if (s != "Z" && s != "X" && ($2 == u || $4 == u)) n++ }
-                END { print n + 0 }'
-}
 for n in 3 2000; do
         run helper enter --chdir "$SB_HOME" -- "$HOSTILE" zombie-leader "$n" </dev/null
         expect_eq "zombie leaders ($n): started" "started $n" "$out"
@@ -487,18 +482,7 @@ kill_uid "$SB_UID"
 # ---------------------------------------------------------------------------------------------------------
 echo "# enter through $backend: a /proc of the user's own processes; sudo logs no word of the command"
 
-canary=ajt-proc-canary-$$-$RANDOM
-setpriv --reuid="$RUNNER_UID" --regid="$(id -g "$RUNNER")" --clear-groups sh -c 'sleep 1000; :' "$canary" </dev/null >/dev/null 2>&1 &
-runner_pid=$!
-on_exit "kill $runner_pid"
-for _ in $(seq 50); do grep -qs "$canary" "/proc/$runner_pid/cmdline" && break; sleep 0.05; done
-expect_contains "a runner process with a canary on its command line runs" "$canary" "$(tr '\0' ' ' <"/proc/$runner_pid/cmdline")"
-run helper enter --chdir "$SB_HOME" -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" " "; echo; test -d /proc/$$ && echo "own-""visible"; test -e /proc/'"$runner_pid"' && echo "runner-""visible"; test -e /proc/1 && echo "init-""visible"; echo "sudo-log-word-""7f3e"; true' </dev/null
-expect_lacks "enter: the runner's command line is not readable" "$canary" "$out"
-expect_lacks "enter: the runner's process is not there" "runner-visible" "$out"
-expect_lacks "enter: pid 1 is not there" "init-visible" "$out"
-expect_contains "enter: its own processes are" "own-visible" "$out"
-kill "$runner_pid"
+expect_proc_view
 # The control: another command sudo allows (root's) is in its records, so they do reach the journal.
 sudo -n /bin/echo sudo-control-7f3e >/dev/null 2>&1
 sleep 0.5

@@ -129,3 +129,30 @@ run() {
         out=$("$@" 2>&1)
         status=$?
 }
+
+# The live threads of the sandbox user (a zombie leader's working thread counts).
+threads_left() {
+        cat /proc/[0-9]*/task/[0-9]*/status 2>/dev/null | awk -v u="$SB_UID" '
+                /^State:/ { s = $2 } /^Uid:/ { if (s != "Z" && s != "X" && ($2 == u || $4 == u)) n++ }
+                END { print n + 0 }'
+}
+
+# What enter's command sees of /proc: its own processes, not a runner process with a canary on its
+# command line, not pid 1. The words it prints are split in its source, so its own command line never
+# matches them.
+expect_proc_view() {
+        local canary=ajt-proc-canary-$$-$RANDOM runner_pid
+        setpriv --reuid="$RUNNER_UID" --regid="$(id -g "$RUNNER")" --clear-groups sh -c 'sleep 1000; :' "$canary" \
+                </dev/null >/dev/null 2>&1 &
+        runner_pid=$!
+        on_exit "kill $runner_pid"
+        for _ in $(seq 50); do grep -qs "$canary" "/proc/$runner_pid/cmdline" && break; sleep 0.05; done
+        expect_contains "a runner process with a canary on its command line runs" "$canary" \
+                "$(tr '\0' ' ' <"/proc/$runner_pid/cmdline")"
+        run helper enter --chdir "$SB_HOME" -- sh -c 'cat /proc/[0-9]*/cmdline 2>/dev/null | tr "\0" " "; echo; test -d /proc/$$ && echo "own-""visible"; test -e /proc/'"$runner_pid"' && echo "runner-""visible"; test -e /proc/1 && echo "init-""visible"; true' </dev/null
+        expect_lacks "enter: the runner's command line is not readable" "$canary" "$out"
+        expect_lacks "enter: the runner's process is not there" "runner-visible" "$out"
+        expect_lacks "enter: pid 1 is not there" "init-visible" "$out"
+        expect_contains "enter: its own processes are" "own-visible" "$out"
+        kill "$runner_pid"
+}

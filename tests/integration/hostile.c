@@ -7,8 +7,8 @@
  *                                 thread keeps working: each shows State: Z in /proc/PID/status
  *   ajt-hostile idle N            N processes that sleep
  *   ajt-hostile stopper           one process (a new one each round) that sends SIGSTOP, without pause,
- *                                 to the pids around /proc/sys/kernel/ns_last_pid: whatever starts next
- *                                 as this user stops
+ *                                 to the pids around /proc/sys/kernel/ns_last_pid above its own first
+ *                                 pid: whatever starts next as this user stops
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +73,10 @@ static void idle(int ready)
  * the process list (fork() waits for it) leaves the newest one alive to stop the killer on its way out. */
 static void stopper(int ready)
 {
-        pid_t parent = getppid();
+        /* Only what starts after it: its ancestors (the program that started it, the shell run0 and
+         * systemd-run wrap a command in) have lower pids, and stopping them would hang the enter that
+         * started it, not the kill-user under test. */
+        pid_t floor = getpid();
         char buf[32];
 
         (void)!write(ready, "s", 1);
@@ -91,7 +94,7 @@ static void stopper(int ready)
                 buf[n] = '\0';
                 last = strtol(buf, NULL, 10);
                 for (long p = last - 16; p <= last + 4; p++)
-                        if (p > 1 && p != getpid() && p != parent)
+                        if (p > floor && p != getpid())
                                 (void)kill((pid_t)p, SIGSTOP);
                 child = fork();
                 if (child > 0)
