@@ -105,13 +105,14 @@ static int status_read(int dir_fd, const char *path, char *buf, size_t size, Pro
  * (a process that exited), another -errno otherwise. */
 static int opendir_at(int dir_fd, const char *path, DIR **ret)
 {
-        int fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW), r;
+        int fd = openat(dir_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 
         if (fd < 0)
                 return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
         *ret = fdopendir(fd);
         if (!*ret) {
-                r = -errno;
+                int r = -errno;
+
                 close(fd);
                 return r;
         }
