@@ -68,7 +68,7 @@ TEST_PROGRAMS=(
         nft visudo rm find
         # integration tests and benchmarks: users, sudo, ACLs, the audit socket, kill by uid
         sudo runuser useradd userdel usermod groupadd groupdel getent setfacl socat setpriv setsid ps
-        pkill pgrep timeout tty mkfifo truncate
+        pkill pgrep timeout tty mkfifo truncate unshare
         # test hosts
         debootstrap systemd-nspawn ip nsenter openssl python3 flock findmnt mountpoint mount umount
         chroot systemd-run systemctl
