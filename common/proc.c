@@ -101,6 +101,14 @@ static int status_read(int dir_fd, const char *path, char *buf, size_t size, Pro
         return proc_status_parse(buf, ret) < 0 ? -EBADMSG : 0;
 }
 
+int proc_status_read(pid_t pid, ProcStatus *ret)
+{
+        char path[64], buf[STATUS_MAX];
+
+        (void)snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+        return status_read(AT_FDCWD, path, buf, sizeof(buf), ret);
+}
+
 /* A directory stream of dir_fd/path, opened without following a link: 0, -ESRCH where it is gone
  * (a process that exited), another -errno otherwise. */
 static int opendir_at(int dir_fd, const char *path, DIR **ret)

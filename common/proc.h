@@ -28,6 +28,10 @@ static inline bool proc_status_dead(const ProcStatus *s)
         return proc_state_dead(s->state) && !s->other_task_alive;
 }
 
+/* Reads and parses /proc/PID/status: 0; -ESRCH when the process is gone; another -errno (-EBADMSG for a
+ * text that does not parse) otherwise. */
+int proc_status_read(pid_t pid, ProcStatus *ret);
+
 typedef int (*ProcFn)(pid_t pid, const ProcStatus *status, void *userdata);
 
 /* Calls fn for every process in /proc. A process that is gone (its directory or status file missing, or

@@ -35,7 +35,6 @@
 #include "libsystemd.h"
 #include "macro.h"
 #include "proc.h"
-#include "read-file.h"
 #include "subid.h"
 #include "trusted-path.h"
 
@@ -78,16 +77,12 @@ static int uid_hit(const ProcStatus *st, const Scan *s)
  * its own; if after, the pidfd names the old, dead process and the signal goes nowhere. */
 static void kill_euid_only(pid_t pid, const Scan *s)
 {
-        _cleanup_free_ char *text = NULL;
         int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        char path[64];
         ProcStatus st;
 
         if (pidfd < 0)
                 return;
-        (void)snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-        if (read_regular_nofollow(AT_FDCWD, path, 16384, &text, NULL) == 0 &&
-            proc_status_parse(text, &st) == 0 && uid_hit(&st, s) >= 0)
+        if (proc_status_read(pid, &st) == 0 && uid_hit(&st, s) >= 0)
                 (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
         close(pidfd);
 }

@@ -252,6 +252,21 @@ START_TEST(test_for_each_self_and_zombie)
 }
 END_TEST
 
+START_TEST(test_status_read_self_and_gone)
+{
+        ProcStatus status;
+        uid_t ruid, euid, suid;
+        pid_t pid = child_that_exits();
+
+        ck_assert_int_eq(getresuid(&ruid, &euid, &suid), 0);
+        ck_assert_int_eq(proc_status_read(getpid(), &status), 0);
+        ck_assert_uint_eq(status.uid[0], ruid);
+        ck_assert_uint_eq(status.threads, 1);
+        reap(pid);
+        ck_assert_int_eq(proc_status_read(pid, &status), -ESRCH);
+}
+END_TEST
+
 START_TEST(test_for_each_reaped_child_gone)
 {
         Seen s = { 0 };
@@ -645,6 +660,7 @@ int main(void)
         tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_for_each_self_and_zombie);
         tcase_add_test(tc, test_for_each_reaped_child_gone);
+        tcase_add_test(tc, test_status_read_self_and_gone);
         if (can_ptrace())
                 tcase_add_test(tc, test_for_each_traced_child);
         else
