@@ -156,3 +156,35 @@ expect_proc_view() {
         expect_contains "enter: its own processes are" "own-visible" "$out"
         kill "$runner_pid"
 }
+
+# expect_forward_misses_reused_pid HELPER_PID PID: PID (the helper's child, reaped, while the helper is
+# held in its last audit record) is given to another user's process through ns_last_pid, written in a
+# mount namespace of its own where a container's read-only /proc/sys is made writable (on a machine it is
+# already, and nothing of the machine changes); then the helper is sent SIGTERM, which it forwards, and
+# that process must live on.
+expect_forward_misses_reused_pid() {
+        local helper_pid=$1 pid=$2 other_uid victim="" v
+        other_uid=$(id -u "$OTHER")
+        for _ in 1 2 3 4 5; do
+                unshare -m --propagation private sh -c \
+                        'mount -o remount,rw /proc/sys 2>/dev/null; echo "$1" >/proc/sys/kernel/ns_last_pid' \
+                        sh $((pid - 1))
+                setpriv --reuid="$other_uid" --regid="$other_uid" --clear-groups sleep 1000 </dev/null >/dev/null 2>&1 &
+                v=$!
+                if [ "$v" = "$pid" ]; then victim=$v; break; fi
+                kill "$v"
+        done
+        if [ -z "$victim" ] || [ -z "$helper_pid" ] || [ ! -e "/proc/$helper_pid" ]; then
+                fail "enter: could not give the child's pid ${pid:-?} to another process while the helper waited (the pid reuse test did not run)"
+                return
+        fi
+        on_exit "kill $victim"
+        kill -TERM "$helper_pid"
+        sleep 0.3
+        if kill -0 "$victim" 2>/dev/null; then
+                pass "enter: a signal forwarded after the reap does not reach the process that reused the pid"
+        else
+                fail "enter: the forwarded signal killed another user's process that reused the child's pid"
+        fi
+        kill "$victim"
+}
