@@ -14,7 +14,7 @@ static void usage(FILE *f)
               "       agentic-job sandbox check [--record | --unless-passed] [--json]\n"
               "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
               "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
-              "                               [--policy FILE] [--threats FILE]\n"
+              "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
               "       agentic-job egress start|stop\n"
               "       agentic-job --help | --version\n"
               "See agentic-job(1).\n",
