@@ -110,6 +110,14 @@ bool env_value_valid(const char *s)
         return s && !strpbrk(s, "\n\r");
 }
 
+static bool has_control_character(const char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < ' ' || *s == 0x7f)
+                        return true;
+        return false;
+}
+
 bool path_is_plain_absolute(const char *s)
 {
         if (!s || s[0] != '/')
@@ -129,6 +137,45 @@ bool path_is_plain_absolute(const char *s)
         }
 }
 
+bool path_is_plain_relative(const char *s, bool allow_trailing_slash)
+{
+        size_t len;
+
+        if (!s || s[0] == '\0' || s[0] == '/' || has_control_character(s))
+                return false;
+        len = strlen(s);
+        if (len > 4095)
+                return false;
+        if (allow_trailing_slash && s[len - 1] == '/')
+                len--;
+        for (size_t i = 0; i < len;) {
+                size_t n = strcspn(s + i, "/");
+
+                if (n > len - i)
+                        n = len - i;
+                if (n == 0 || (n == 1 && s[i] == '.') || (n == 2 && s[i] == '.' && s[i + 1] == '.'))
+                        return false;
+                i += n;
+                if (i == len)
+                        return true;
+                i++; /* the '/' */
+                if (i == len)
+                        return false; /* a trailing "/" that was not allowed */
+        }
+        return false;
+}
+
+bool env_name_is_job_command_file(const char *s)
+{
+        static const char *const names[] = { "GITHUB_ENV", "GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_STATE",
+                                             "GITHUB_STEP_SUMMARY" };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strcasecmp(s, names[i]) == 0)
+                        return true;
+        return false;
+}
+
 bool unit_name_valid(const char *s)
 {
         if (!s || s[0] == '-' || !strchr(s, '.'))
@@ -137,14 +184,6 @@ bool unit_name_valid(const char *s)
                 if ((unsigned char)*c <= ' ' || *c == 0x7f)
                         return false;
         return true;
-}
-
-static bool has_control_character(const char *s)
-{
-        for (; *s; s++)
-                if ((unsigned char)*s < ' ' || *s == 0x7f)
-                        return true;
-        return false;
 }
 
 const char *enter_backend_to_string(EnterBackend b)
@@ -622,6 +661,121 @@ static int parse_proxy(AjError *e, const Field *f, State *s)
         return parse_boolean(e, f, &s->config->egress_proxy);
 }
 
+/* ---- [run] ---- */
+
+static int check_trusted_path(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
+{
+        const char *s = toml_string(item);
+        size_t n = strlen(s);
+
+        if (!path_is_plain_relative(s, true))
+                return field_error(e, f, value_place(item),
+                                   "\"%s\" is not a plain relative path (no leading \"/\", no empty, \".\" "
+                                   "or \"..\" component, no control character)",
+                                   QUOTE(s));
+        if (s[n - 1] == '/')
+                n--;
+        for (char *const *p = earlier; *p; p++)
+                if (strlen(*p) == n && strncmp(*p, s, n) == 0)
+                        return field_error(e, f, value_place(item), "\"%s\" is listed twice", QUOTE(s));
+        return 0;
+}
+
+static int parse_trusted_paths(AjError *e, const Field *f, State *s)
+{
+        int r = parse_string_list(e, f, check_trusted_path, &s->config->run_trusted_paths);
+
+        if (r < 0)
+                return r;
+        /* One spelling: "dir/" and "dir" name the same path. */
+        for (char **p = s->config->run_trusted_paths; *p; p++) {
+                size_t n = strlen(*p);
+                if ((*p)[n - 1] == '/')
+                        (*p)[n - 1] = '\0';
+        }
+        return 0;
+}
+
+static int check_run_env_name(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
+{
+        const char *s = toml_string(item);
+
+        if (env_name_forbidden(s))
+                return field_error(e, f, value_place(item),
+                                   "%s: names starting " ENV_FORBIDDEN_PREFIX
+                                   " are refused: they carry the job's credentials",
+                                   QUOTE(s));
+        if (!env_name_syntax_valid(s))
+                return field_error(e, f, value_place(item),
+                                   "\"%s\" is not a valid variable name (it must match " ENV_NAME_RULE ")",
+                                   QUOTE(s));
+        if (env_name_is_job_command_file(s))
+                return field_error(e, f, value_place(item),
+                                   "%s is refused: it names one of the job's command files", QUOTE(s));
+        if (strv_contains(earlier, s))
+                return field_error(e, f, value_place(item), "%s is listed twice", QUOTE(s));
+        return 0;
+}
+
+static int parse_run_env(AjError *e, const Field *f, State *s)
+{
+        return parse_string_list(e, f, check_run_env_name, &s->config->run_env);
+}
+
+static int parse_bounded(AjError *e, const Field *f, int64_t min, int64_t max, int64_t *ret)
+{
+        int r = expect_type(e, f, TOML_INTEGER);
+
+        if (r < 0)
+                return r;
+        if (toml_integer(f->value) < min || toml_integer(f->value) > max)
+                return field_error(e, f, value_place(f->value),
+                                   "%" PRId64 " is out of range (%" PRId64 " to %" PRId64 ")",
+                                   toml_integer(f->value), min, max);
+        *ret = toml_integer(f->value);
+        return 0;
+}
+
+static int parse_run_timeout(AjError *e, const Field *f, State *s)
+{
+        int64_t v = 0;
+        int r = parse_bounded(e, f, 1, RUN_TIMEOUT_MAX, &v);
+
+        if (r >= 0)
+                s->config->run_timeout = (unsigned)v;
+        return r;
+}
+
+static int parse_max_file_bytes(AjError *e, const Field *f, State *s)
+{
+        int64_t v = 0;
+        int r = parse_bounded(e, f, 1, RUN_BYTES_MAX, &v);
+
+        if (r >= 0)
+                s->config->run_max_file_bytes = (unsigned long long)v;
+        return r;
+}
+
+static int parse_max_total_bytes(AjError *e, const Field *f, State *s)
+{
+        int64_t v = 0;
+        int r = parse_bounded(e, f, 1, RUN_BYTES_MAX, &v);
+
+        if (r >= 0)
+                s->config->run_max_total_bytes = (unsigned long long)v;
+        return r;
+}
+
+static int parse_max_files(AjError *e, const Field *f, State *s)
+{
+        int64_t v = 0;
+        int r = parse_bounded(e, f, 1, RUN_FILES_MAX, &v);
+
+        if (r >= 0)
+                s->config->run_max_files = (unsigned)v;
+        return r;
+}
+
 /* ---- Tables ---- */
 
 typedef struct KeyDef {
@@ -662,11 +816,21 @@ typedef struct TableDef {
         size_t n_keys;
 } TableDef;
 
+static const KeyDef run_keys[] = {
+        { "trusted-paths", parse_trusted_paths },
+        { "env", parse_run_env },
+        { "timeout", parse_run_timeout },
+        { "max-file-bytes", parse_max_file_bytes },
+        { "max-total-bytes", parse_max_total_bytes },
+        { "max-files", parse_max_files },
+};
+
 static const TableDef check_table = { "sandbox.check", check_keys, ELEMENTSOF(check_keys) };
 
 static const TableDef tables[] = {
         { "sandbox", sandbox_keys, ELEMENTSOF(sandbox_keys) },
         { "egress", egress_keys, ELEMENTSOF(egress_keys) },
+        { "run", run_keys, ELEMENTSOF(run_keys) },
 };
 
 /* name as it would be written in a header: bare if it can be, else quoted. */
@@ -814,6 +978,8 @@ void config_free(Config *c)
         free(c->check_container_image);
         strv_free(c->check_allow_sockets);
         free(c->check_allow_tcp_ports);
+        strv_free(c->run_trusted_paths);
+        strv_free(c->run_env);
         free(c);
 }
 
@@ -834,6 +1000,18 @@ static Config *config_new(void)
         c->check_fetch_repo = strdup("https://github.com/bootc-dev/bootc");
         c->check_container_image = strdup("registry.access.redhat.com/ubi10/ubi-minimal");
         c->check_allow_sockets = calloc(1, sizeof(char *));
+        c->run_trusted_paths = calloc(4, sizeof(char *));
+        if (c->run_trusted_paths) {
+                c->run_trusted_paths[0] = strdup(".agentic-job");
+                c->run_trusted_paths[1] = strdup(".claude");
+                c->run_trusted_paths[2] = strdup(".codex");
+        }
+        c->run_env = calloc(1, sizeof(char *));
+        if (!c->run_trusted_paths || !c->run_trusted_paths[0] || !c->run_trusted_paths[1] ||
+            !c->run_trusted_paths[2] || !c->run_env) {
+                config_free(c);
+                return NULL;
+        }
         if (!c->sandbox_user || !c->sandbox_groups || !c->sandbox_groups[0] || !c->private_dirs ||
             !c->stop_services || !c->env || !c->check_control_url || !c->check_fetch_repo ||
             !c->check_container_image || !c->check_allow_sockets) {
@@ -844,6 +1022,10 @@ static Config *config_new(void)
         c->enter = ENTER_AUTO;
         c->egress_proxy = true;
         c->check_containers = true;
+        c->run_timeout = RUN_TIMEOUT_DEFAULT;
+        c->run_max_file_bytes = RUN_MAX_FILE_BYTES_DEFAULT;
+        c->run_max_total_bytes = RUN_MAX_TOTAL_BYTES_DEFAULT;
+        c->run_max_files = RUN_MAX_FILES_DEFAULT;
         return c;
 }
 

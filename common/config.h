@@ -11,6 +11,15 @@
 #define CONFIG_PATH     "/etc/agentic-job/config.toml"
 #define CONFIG_MAX_SIZE (256 * 1024)
 
+/* [run]'s defaults and bounds. */
+#define RUN_TIMEOUT_DEFAULT         3600
+#define RUN_TIMEOUT_MAX             (7 * 24 * 3600)
+#define RUN_MAX_FILE_BYTES_DEFAULT  (16ULL * 1024 * 1024)
+#define RUN_MAX_TOTAL_BYTES_DEFAULT (64ULL * 1024 * 1024)
+#define RUN_MAX_FILES_DEFAULT       100
+#define RUN_BYTES_MAX               (1ULL << 40)
+#define RUN_FILES_MAX               100000
+
 typedef enum EnterBackend {
         ENTER_AUTO,
         ENTER_RUN0,
@@ -44,6 +53,15 @@ typedef struct Config {
 
         /* [egress] */
         bool egress_proxy; /* proxy; default true */
+
+        /* [run] */
+        char **run_trusted_paths; /* trusted-paths; default [".agentic-job", ".claude", ".codex"]; each
+                                     relative, plainly spelled, a trailing "/" dropped */
+        char **run_env;           /* env; default []; names of the runner's variables the agent gets */
+        unsigned run_timeout;     /* timeout; seconds of the agent's wall time, default 3600 */
+        unsigned long long run_max_file_bytes;  /* max-file-bytes; default 16 MiB */
+        unsigned long long run_max_total_bytes; /* max-total-bytes; default 64 MiB */
+        unsigned run_max_files;                 /* max-files; default 100 */
 } Config;
 
 /* Parses and validates a configuration. On failure returns -EINVAL (or -ENOMEM) and fills *reterr with
@@ -77,3 +95,9 @@ bool env_value_valid(const char *s);          /* no newline, no carriage return 
 bool path_is_plain_absolute(
         const char *s); /* starts "/", no empty, "." or ".." component, no trailing "/" but "/" itself */
 bool unit_name_valid(const char *s); /* contains ".", no leading "-", no whitespace or control character */
+/* Relative, no empty, "." or ".." component, no control character, at most 4095 bytes; a single trailing "/"
+ * is allowed when allow_trailing_slash. */
+bool path_is_plain_relative(const char *s, bool allow_trailing_slash);
+/* The job's command files and state (GITHUB_ENV, GITHUB_OUTPUT, GITHUB_PATH, GITHUB_STATE,
+ * GITHUB_STEP_SUMMARY): names [run] env refuses, since writing them would act as the runner. */
+bool env_name_is_job_command_file(const char *s);

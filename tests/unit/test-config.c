@@ -54,9 +54,65 @@ static void assert_defaults(const Config *c)
         ck_assert(!c->check_before_agent);
         assert_strv(c->check_allow_sockets, NULL, 0);
         ck_assert_uint_eq(c->n_check_allow_tcp_ports, 0);
+        assert_strv(c->run_trusted_paths, (const char *const[]){ ".agentic-job", ".claude", ".codex" }, 3);
+        assert_strv(c->run_env, NULL, 0);
+        ck_assert_uint_eq(c->run_timeout, 3600);
+        ck_assert_uint_eq(c->run_max_file_bytes, 16ULL << 20);
+        ck_assert_uint_eq(c->run_max_total_bytes, 64ULL << 20);
+        ck_assert_uint_eq(c->run_max_files, 100);
 }
 
 /* ---- Accepted ---- */
+
+START_TEST(test_run_table)
+{
+        _cleanup_(config_freep) Config *c = parse_ok("[run]\n"
+                                                     "trusted-paths = [\".claude/\", \"a/b.toml\", \"x\"]\n"
+                                                     "env = [\"MODEL\", \"_X1\"]\n"
+                                                     "timeout = 60\n"
+                                                     "max-file-bytes = 1\n"
+                                                     "max-total-bytes = 1099511627776\n"
+                                                     "max-files = 100000\n");
+
+        assert_strv(c->run_trusted_paths, (const char *const[]){ ".claude", "a/b.toml", "x" }, 3);
+        assert_strv(c->run_env, (const char *const[]){ "MODEL", "_X1" }, 2);
+        ck_assert_uint_eq(c->run_timeout, 60);
+        ck_assert_uint_eq(c->run_max_file_bytes, 1);
+        ck_assert_uint_eq(c->run_max_total_bytes, 1ULL << 40);
+        ck_assert_uint_eq(c->run_max_files, 100000);
+}
+END_TEST
+
+START_TEST(test_relative_path_rule)
+{
+        static const char *const good[] = { "a", ".claude", "a/b", "a/b/", "..a", "a..", ".a/.b" };
+        static const char *const bad[] = { "",
+                                           "/",
+                                           "/a",
+                                           "a//b",
+                                           "a//",
+                                           ".",
+                                           "..",
+                                           "a/./b",
+                                           "a/../b",
+                                           "a/..",
+                                           "./a",
+                                           "a\tb",
+                                           "a\nb",
+                                           "a/"
+                                           "\x7f" };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                ck_assert_msg(path_is_plain_relative(good[i], true), "%s refused", good[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(!path_is_plain_relative(bad[i], true), "%s accepted", bad[i]);
+        ck_assert(!path_is_plain_relative("a/", false));
+        ck_assert(path_is_plain_relative("a/b", false));
+        ck_assert(env_name_is_job_command_file("GITHUB_ENV"));
+        ck_assert(env_name_is_job_command_file("github_output"));
+        ck_assert(!env_name_is_job_command_file("GITHUB_SHA"));
+}
+END_TEST
 
 START_TEST(test_defaults)
 {
@@ -457,6 +513,22 @@ typedef struct Refusal {
 } Refusal;
 
 static const Refusal refusals[] = {
+        /* [run] */
+        { "[run]\ntrusted-paths = [\"/etc\"]\n", 2, 18,
+          "[run] trusted-paths: \"/etc\" is not a plain relative path" },
+        { "[run]\ntrusted-paths = [\"a/../b\"]\n", 2, 18, "is not a plain relative path" },
+        { "[run]\ntrusted-paths = [\"a\", \"a/\"]\n", 2, 23, "\"a/\" is listed twice" },
+        { "[run]\nenv = [\"ACTIONS_RUNTIME_TOKEN\"]\n", 2, 8, "names starting ACTIONS_ are refused" },
+        { "[run]\nenv = [\"GITHUB_ENV\"]\n", 2, 8,
+          "GITHUB_ENV is refused: it names one of the job's command files" },
+        { "[run]\nenv = [\"A-B\"]\n", 2, 8, "\"A-B\" is not a valid variable name" },
+        { "[run]\nenv = [\"A\", \"A\"]\n", 2, 13, "A is listed twice" },
+        { "[run]\ntimeout = 0\n", 2, 11, "[run] timeout: 0 is out of range (1 to 604800)" },
+        { "[run]\ntimeout = \"60\"\n", 2, 11, "[run] timeout" },
+        { "[run]\nmax-file-bytes = 1099511627777\n", 2, 18, "is out of range (1 to 1099511627776)" },
+        { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },
+        { "[run]\nconfine = \"none\"\n", 2, 1, "[run] unknown key \"confine\"" },
+        { "[rnu]\n", 1, 1, "unknown table [rnu] (did you mean [run]?)" },
         /* Tables and keys */
         { "[sandbox]\nusr = \"x\"\n", 2, 1, "[sandbox] unknown key \"usr\" (did you mean \"user\"?)" },
         { "[sandbox]\nshell = \"/bin/sh\"\n", 2, 1, "[sandbox] unknown key \"shell\"" },
@@ -496,7 +568,6 @@ static const Refusal refusals[] = {
         { "[sandbox]\nuser-manager = 1\n", 2, 16,
           "[sandbox] user-manager: expected a boolean, found an integer" },
         { "[sandbox]\nuser = \"a\"\n[sandbox.foo]\n", 3, 1, "unknown table [sandbox.foo]" },
-        { "[run]\n", 1, 1, "unknown table [run]" },
         { "[setup]\npackages = []\n", 1, 1, "unknown table [setup]" },
         { "[\"odd name\"]\n", 1, 1, "unknown table [\"odd name\"]" },
         { "user = \"x\"\n", 1, 1, "unknown key \"user\" outside any table" },
@@ -633,6 +704,7 @@ static Suite *config_suite(void)
         tcase_add_test(accepted, test_enter_values);
         tcase_add_test(accepted, test_inline_sections);
         tcase_add_test(accepted, test_check_table);
+        tcase_add_test(accepted, test_run_table);
         tcase_add_test(accepted, test_runner_user_after_user);
         suite_add_tcase(s, accepted);
 
@@ -641,6 +713,7 @@ static Suite *config_suite(void)
         tcase_add_test(rules, test_env_rules);
         tcase_add_test(rules, test_path_rule);
         tcase_add_test(rules, test_unit_rule);
+        tcase_add_test(rules, test_relative_path_rule);
         tcase_add_test(rules, test_too_large);
         suite_add_tcase(s, rules);
 
