@@ -8,6 +8,7 @@ int sandbox_exec_main(int argc, char **argv);
 int sandbox_setup_main(int argc, char **argv);
 int policy_test_main(int argc, char **argv);
 int sandbox_check_main(int argc, char **argv);
+int run_main(int argc, char **argv);
 
 /* Runs argv (argv[0] an absolute path) with an environment of env, its standard streams connected to
  * socket pairs that are pumped from in_fd and to standard output and error. Returns the child's exit

@@ -7,6 +7,7 @@
 #include "check-inside.h"
 #include "client.h"
 #include "egress-proxy.h"
+#include "run-inside.h"
 
 static void usage(FILE *f)
 {
@@ -15,6 +16,10 @@ static void usage(FILE *f)
               "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
               "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
               "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
+              "       agentic-job run --repo URL|PATH (--commit SHA | --ref REF) --base BRANCH --task FILE\n"
+              "                       --out DIR (--output NAME)... [--patch] [--setup CMD] [--timeout S]\n"
+              "                       [--max-file-bytes N] [--max-total-bytes N] [--max-files N]\n"
+              "                       -- AGENT...\n"
               "       agentic-job egress start|stop\n"
               "       agentic-job --help | --version\n"
               "See agentic-job(1).\n",
@@ -42,6 +47,11 @@ int main(int argc, char **argv)
                 return sandbox_exec_main(argc - 2, argv + 2);
         if (argc >= 3 && strcmp(argv[1], "policy") == 0 && strcmp(argv[2], "test") == 0)
                 return policy_test_main(argc - 2, argv + 2);
+        if (argc >= 2 && strcmp(argv[1], "run") == 0)
+                return run_main(argc - 1, argv + 1);
+        /* The sandbox side of run, run by run through helper enter (not in the usage). */
+        if (argc >= 2 && strcmp(argv[1], "run-inside") == 0)
+                return run_inside_main(argc - 1, argv + 1);
         if (argc >= 2 && strcmp(argv[1], "egress") == 0)
                 return egress_main(argc - 1, argv + 1);
         if (argc >= 2 && strcmp(argv[1], "helper") == 0) {

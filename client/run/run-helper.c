@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+#include "run-helper.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "macro.h"
+#include "proc.h"
+#include "spawn.h"
+#include "write-all.h"
+
+#define SUDO_PATH      "/usr/bin/sudo"
+#define EXIT_LOG_MORE  5 /* agentic-job-helper(8): proxy-log, more follows */
+#define EXIT_LOG_SHORT 3 /* the log is shorter than the offset */
+#define EXIT_LOG_NONE  4 /* there is no log */
+
+static char *const sudo_env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+
+int helper_kill_user(char *line, size_t size)
+{
+        char *argv[] = { (char *)SUDO_PATH, (char *)"-n",        (char *)"--", (char *)HELPER_PATH,
+                         (char *)"helper",  (char *)"kill-user", NULL };
+        _cleanup_free_ char *out = NULL;
+        size_t n = 0;
+        int r = spawn_wait(argv, sudo_env, SPAWN_MERGE_STDERR, 1024, &out, &n);
+
+        spawn_first_line(out ? out : "", n, line, size);
+        return r;
+}
+
+int helper_enter_self(const char *dir, char *const *args, Entered *ret)
+{
+        _cleanup_free_ char **argv = NULL;
+        char exe[4096];
+        int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+        size_t k = 0, n = 0;
+        ssize_t len;
+        pid_t pid;
+        int pidfd;
+
+        len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (len <= 0)
+                return -errno;
+        exe[len] = '\0';
+        while (args[n])
+                n++;
+        argv = calloc(n + 12, sizeof(char *));
+        if (!argv)
+                return -ENOMEM;
+        argv[k++] = (char *)SUDO_PATH;
+        argv[k++] = (char *)"-n";
+        argv[k++] = (char *)"--";
+        argv[k++] = (char *)HELPER_PATH;
+        argv[k++] = (char *)"helper";
+        argv[k++] = (char *)"enter";
+        argv[k++] = (char *)"--chdir";
+        argv[k++] = (char *)dir;
+        argv[k++] = (char *)"--";
+        argv[k++] = exe;
+        argv[k++] = (char *)"run-inside";
+        for (size_t i = 0; i < n; i++)
+                argv[k++] = args[i];
+
+        /* Sockets, not pipes: run0 and systemd-run hand the streams to the service manager. */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0)
+                return -errno;
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) < 0 ||
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, err) < 0) {
+                int r = -errno;
+                close(in[0]);
+                close(in[1]);
+                if (out[0] >= 0) {
+                        close(out[0]);
+                        close(out[1]);
+                }
+                return r;
+        }
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                sigset_t none;
+
+                sigemptyset(&none);
+                (void)sigprocmask(SIG_SETMASK, &none, NULL);
+                (void)signal(SIGPIPE, SIG_DFL);
+                if (dup2(in[1], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+                        _exit(127);
+                execve(argv[0], argv, sudo_env);
+                _exit(127);
+        }
+        close(in[1]);
+        close(out[1]);
+        close(err[1]);
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0) {
+                int r = -errno;
+                (void)kill(pid, SIGKILL);
+                (void)wait_exit_status(pid);
+                close(in[0]);
+                close(out[0]);
+                close(err[0]);
+                return r;
+        }
+        *ret = (Entered){ .pid = pid, .pidfd = pidfd, .in_fd = in[0], .out_fd = out[0], .err_fd = err[0] };
+        return 0;
+}
+
+void entered_done(Entered *e)
+{
+        closep(&e->pidfd);
+        closep(&e->in_fd);
+        closep(&e->out_fd);
+        closep(&e->err_fd);
+        e->pidfd = e->in_fd = e->out_fd = e->err_fd = -EBADF;
+}
+
+/* One call of proxy-log --from offset: its bytes to fd (or dropped), counted. The helper's status. */
+static int proxy_log_once(uint64_t offset, int fd, uint64_t max, uint64_t *count)
+{
+        char from[32];
+        int p[2];
+        pid_t pid;
+        char buf[65536];
+        int r = 0;
+
+        (void)snprintf(from, sizeof(from), "%llu", (unsigned long long)offset);
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                close(p[0]);
+                close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                char *argv[] = { (char *)SUDO_PATH,
+                                 (char *)"-n",
+                                 (char *)"--",
+                                 (char *)HELPER_PATH,
+                                 (char *)"helper",
+                                 (char *)"proxy-log",
+                                 (char *)"--from",
+                                 from,
+                                 NULL };
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(null, 2) < 0)
+                        _exit(127);
+                execve(argv[0], argv, sudo_env);
+                _exit(127);
+        }
+        close(p[1]);
+        for (;;) {
+                ssize_t k = read(p[0], buf, sizeof(buf));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                /* Past max, read on and drop, so the helper never blocks. */
+                if (fd >= 0 && *count < max && r == 0) {
+                        size_t take = (uint64_t)k < max - *count ? (size_t)k : (size_t)(max - *count);
+                        if (write_all(fd, buf, take) < 0)
+                                r = -EIO;
+                }
+                *count += (uint64_t)k;
+        }
+        close(p[0]);
+        {
+                int status = wait_exit_status(pid);
+                return r < 0 ? r : status;
+        }
+}
+
+int helper_proxy_log(uint64_t offset, int fd, uint64_t max, uint64_t *ret_bytes)
+{
+        uint64_t count = 0;
+
+        for (int calls = 0; calls < 1024; calls++) {
+                uint64_t before = count;
+                int status = proxy_log_once(offset + count, fd, max, &count);
+
+                if (status < 0)
+                        return status;
+                if (status == EXIT_LOG_NONE)
+                        return -ENOENT;
+                if (status == EXIT_LOG_SHORT)
+                        return -ESTALE;
+                if (status == EXIT_LOG_MORE && count > before)
+                        continue;
+                if (status != 0)
+                        return -EIO;
+                *ret_bytes = count;
+                return fd >= 0 && count > max ? -EFBIG : 0;
+        }
+        return -E2BIG;
+}
+
+typedef struct Census {
+        uid_t uid;
+        const UidRange *ranges;
+        size_t n_ranges;
+        unsigned count;
+} Census;
+
+static int count_one(pid_t pid, const ProcStatus *s, void *userdata)
+{
+        Census *c = userdata;
+
+        (void)pid;
+        if (proc_status_dead(s))
+                return 0;
+        for (int i = 0; i < 4; i++)
+                if (s->uid[i] == c->uid || uid_in_ranges(s->uid[i], c->ranges, c->n_ranges)) {
+                        c->count++;
+                        break;
+                }
+        return 0;
+}
+
+int count_sandbox_processes(uid_t uid, const UidRange *ranges, size_t n_ranges, unsigned *ret_count)
+{
+        Census c = { .uid = uid, .ranges = ranges, .n_ranges = n_ranges };
+        int r = proc_for_each(count_one, &c);
+
+        if (r < 0)
+                return r;
+        *ret_count = c.count;
+        return 0;
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+#include "run-plan.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "parse.h"
+
+bool run_commit_valid(const char *s)
+{
+        size_t n = 0;
+
+        if (!s)
+                return false;
+        for (; s[n]; n++)
+                if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
+                        return false;
+        return n == RUN_COMMIT_HEXLEN;
+}
+
+static bool has_control_or_space(const char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s <= ' ' || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+bool run_repo_valid(const char *s)
+{
+        const char *host, *end;
+
+        if (!s || has_control_or_space(s) || strlen(s) > 4095)
+                return false;
+        if (s[0] == '/')
+                return path_is_plain_absolute(s) && strcmp(s, "/") != 0;
+        if (strncmp(s, "https://", 8) != 0)
+                return false;
+        host = s + 8;
+        end = host + strcspn(host, "/?#");
+        /* No user info: a credential in a URL would be in argv, the summary and the log. */
+        if (end == host || memchr(host, '@', (size_t)(end - host)) || *end != '/')
+                return false;
+        return end[1] != '\0' && !strpbrk(end, "?#\\");
+}
+
+/* A strict subset of git-check-ref-format(1): what a CI branch or pull-request ref is spelled with. */
+static bool ref_components_valid(const char *s)
+{
+        for (const char *c = s;;) {
+                size_t n = strcspn(c, "/");
+
+                if (n == 0 || c[0] == '.' || (n >= 5 && strncmp(c + n - 5, ".lock", 5) == 0))
+                        return false;
+                for (size_t i = 0; i < n; i++) {
+                        char ch = c[i];
+                        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                              (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-' || ch == '+'))
+                                return false;
+                        if (ch == '.' && i + 1 < n && c[i + 1] == '.')
+                                return false;
+                }
+                if (c[n] == '\0')
+                        return true;
+                c += n + 1;
+        }
+}
+
+bool run_branch_valid(const char *s)
+{
+        return s && s[0] != '\0' && s[0] != '-' && strlen(s) <= 255 && strncmp(s, "refs/", 5) != 0 &&
+               ref_components_valid(s);
+}
+
+bool run_ref_valid(const char *s)
+{
+        return s && s[0] != '\0' && s[0] != '-' && strlen(s) <= 255 && ref_components_valid(s);
+}
+
+bool run_output_valid(const char *s)
+{
+        return path_is_plain_relative(s, false) && strcmp(s, ".git") != 0 && strncmp(s, ".git/", 5) != 0;
+}
+
+void run_plan_done(RunPlan *p)
+{
+        strv_free(p->outputs);
+        *p = (RunPlan){};
+}
+
+static int parse_limit(const char *opt, const char *v, uint64_t min, uint64_t max, uint64_t *ret, AjError *e)
+{
+        int r = parse_decimal(v, strlen(v), max, ret);
+
+        if (r < 0 || *ret < min)
+                return aj_error(e, EINVAL, 0, 0, "%s: \"%.64s\" is not a number from %llu to %llu", opt, v,
+                                (unsigned long long)min, (unsigned long long)max);
+        return 0;
+}
+
+int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError *e)
+{
+        _cleanup_free_ char **outputs = NULL;
+        RunPlan p = {
+                .timeout = c->run_timeout,
+                .max_file_bytes = c->run_max_file_bytes,
+                .max_total_bytes = c->run_max_total_bytes,
+                .max_files = c->run_max_files,
+        };
+        size_t n_outputs = 0;
+        uint64_t v;
+        int i, r;
+
+        assert(argc >= 1);
+        assert(ret);
+
+        outputs = calloc(RUN_OUTPUTS_MAX + 1, sizeof(char *));
+        if (!outputs)
+                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        for (i = 1; i < argc; i++) {
+                const char *a = argv[i], *val;
+                const char **slot = strcmp(a, "--repo") == 0     ? &p.repo
+                                    : strcmp(a, "--commit") == 0 ? &p.commit
+                                    : strcmp(a, "--ref") == 0    ? &p.ref
+                                    : strcmp(a, "--base") == 0   ? &p.base
+                                    : strcmp(a, "--task") == 0   ? &p.task
+                                    : strcmp(a, "--out") == 0    ? &p.out_dir
+                                    : strcmp(a, "--setup") == 0  ? &p.setup
+                                                                 : NULL;
+                bool is_limit = strcmp(a, "--timeout") == 0 || strcmp(a, "--max-file-bytes") == 0 ||
+                                strcmp(a, "--max-total-bytes") == 0 || strcmp(a, "--max-files") == 0;
+
+                if (strcmp(a, "--") == 0)
+                        break;
+                if (strcmp(a, "--patch") == 0) {
+                        if (p.patch)
+                                return aj_error(e, EINVAL, 0, 0, "given twice: --patch");
+                        p.patch = true;
+                        continue;
+                }
+                if (!slot && !is_limit && strcmp(a, "--output") != 0)
+                        return aj_error(e, EINVAL, 0, 0, "unknown argument \"%.64s\"", a);
+                if (i + 1 >= argc)
+                        return aj_error(e, EINVAL, 0, 0, "%s needs a value", a);
+                val = argv[++i];
+                if (slot) {
+                        if (*slot)
+                                return aj_error(e, EINVAL, 0, 0, "given twice: %s", a);
+                        *slot = val;
+                } else if (strcmp(a, "--output") == 0) {
+                        if (!run_output_valid(val))
+                                return aj_error(e, EINVAL, 0, 0,
+                                                "--output \"%.64s\": not a plain relative path in the clone "
+                                                "(no leading \"/\", no empty, \".\" or \"..\" component, "
+                                                "not inside .git)",
+                                                val);
+                        for (size_t k = 0; k < n_outputs; k++)
+                                if (strcmp(outputs[k], val) == 0)
+                                        return aj_error(e, EINVAL, 0, 0, "--output \"%.64s\" is given twice",
+                                                        val);
+                        if (n_outputs >= RUN_OUTPUTS_MAX)
+                                return aj_error(e, EINVAL, 0, 0, "more than %d outputs", RUN_OUTPUTS_MAX);
+                        outputs[n_outputs++] = (char *)val;
+                } else if (strcmp(a, "--timeout") == 0) {
+                        r = parse_limit(a, val, 1, RUN_TIMEOUT_MAX, &v, e);
+                        if (r < 0)
+                                return r;
+                        p.timeout = (unsigned)v;
+                } else if (strcmp(a, "--max-file-bytes") == 0) {
+                        r = parse_limit(a, val, 1, RUN_BYTES_MAX, &v, e);
+                        if (r < 0)
+                                return r;
+                        p.max_file_bytes = v;
+                } else if (strcmp(a, "--max-total-bytes") == 0) {
+                        r = parse_limit(a, val, 1, RUN_BYTES_MAX, &v, e);
+                        if (r < 0)
+                                return r;
+                        p.max_total_bytes = v;
+                } else {
+                        r = parse_limit(a, val, 1, RUN_FILES_MAX, &v, e);
+                        if (r < 0)
+                                return r;
+                        p.max_files = (unsigned)v;
+                }
+        }
+
+        if (!p.repo)
+                return aj_error(e, EINVAL, 0, 0, "missing --repo");
+        if (!run_repo_valid(p.repo))
+                return aj_error(e, EINVAL, 0, 0,
+                                "--repo \"%.64s\": neither an https:// URL without user info nor a plain "
+                                "absolute path",
+                                p.repo);
+        if (!p.commit == !p.ref)
+                return aj_error(e, EINVAL, 0, 0, "give exactly one of --commit and --ref");
+        if (p.commit && !run_commit_valid(p.commit))
+                return aj_error(e, EINVAL, 0, 0, "--commit \"%.64s\": not 40 lowercase hexadecimal digits",
+                                p.commit);
+        if (p.ref && !run_ref_valid(p.ref))
+                return aj_error(e, EINVAL, 0, 0, "--ref \"%.64s\": not a valid ref name", p.ref);
+        if (!p.base)
+                return aj_error(e, EINVAL, 0, 0, "missing --base");
+        if (!run_branch_valid(p.base))
+                return aj_error(e, EINVAL, 0, 0, "--base \"%.64s\": not a valid branch name", p.base);
+        if (!p.task)
+                return aj_error(e, EINVAL, 0, 0, "missing --task");
+        if (!path_is_plain_absolute(p.task))
+                return aj_error(e, EINVAL, 0, 0, "--task \"%.64s\": not a plain absolute path", p.task);
+        if (!p.out_dir)
+                return aj_error(e, EINVAL, 0, 0, "missing --out");
+        if (!path_is_plain_absolute(p.out_dir) || strcmp(p.out_dir, "/") == 0)
+                return aj_error(e, EINVAL, 0, 0, "--out \"%.64s\": not a plain absolute path", p.out_dir);
+        if (p.setup && (p.setup[0] == '\0' || strchr(p.setup, '\n') || strlen(p.setup) > 4096))
+                return aj_error(e, EINVAL, 0, 0,
+                                "--setup: the command must be one non-empty line of at most 4096 bytes");
+        if (n_outputs == 0 && !p.patch)
+                return aj_error(e, EINVAL, 0, 0, "nothing to export: give --output NAME or --patch");
+        if (p.max_total_bytes < p.max_file_bytes)
+                p.max_file_bytes = p.max_total_bytes;
+        if (i >= argc)
+                return aj_error(e, EINVAL, 0, 0, "missing '--' before the agent's command");
+        if (i + 1 >= argc || argv[i + 1][0] == '\0')
+                return aj_error(e, EINVAL, 0, 0, "missing the agent's command after '--'");
+        if (argc - i - 1 > RUN_AGENT_ARGS)
+                return aj_error(e, EINVAL, 0, 0, "the agent's command has more than %d words",
+                                RUN_AGENT_ARGS);
+
+        p.outputs = calloc(n_outputs + 1, sizeof(char *));
+        if (!p.outputs)
+                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        for (size_t k = 0; k < n_outputs; k++) {
+                p.outputs[k] = strdup(outputs[k]);
+                if (!p.outputs[k]) {
+                        strv_free(p.outputs);
+                        return aj_error(e, ENOMEM, 0, 0, "out of memory");
+                }
+        }
+        p.agent = argv + i + 1;
+        *ret = p;
+        return 0;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+#include "run-summary.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "macro.h"
+#include "write-all.h"
+
+SummaryPhase *summary_phase(Summary *s, const char *name, double seconds, bool ok, const char *fmt, ...)
+{
+        SummaryPhase *p;
+        va_list ap;
+
+        if (s->n_phases >= SUMMARY_PHASES_MAX)
+                return NULL;
+        p = &s->phases[s->n_phases++];
+        *p = (SummaryPhase){ .name = name, .seconds = seconds, .ok = ok };
+        va_start(ap, fmt);
+        (void)vsnprintf(p->detail, sizeof(p->detail), fmt, ap);
+        va_end(ap);
+        return p;
+}
+
+int summary_add_export(Summary *s, const char *name, const char *outcome, uint64_t bytes, const char *reason)
+{
+        SummaryExport *n = realloc(s->exports, (s->n_exports + 1) * sizeof(*n));
+
+        if (!n)
+                return -ENOMEM;
+        s->exports = n;
+        n = &s->exports[s->n_exports];
+        *n = (SummaryExport){ .name = strdup(name), .outcome = outcome, .bytes = bytes };
+        if (!n->name)
+                return -ENOMEM;
+        (void)snprintf(n->reason, sizeof(n->reason), "%s", reason ? reason : "");
+        s->n_exports++;
+        return 0;
+}
+
+static char *member(json_t *o, const char *key)
+{
+        const char *v = json_string_value(json_object_get(o, key));
+
+        return strndup(v ? v : "", 256);
+}
+
+void summary_read_egress(Summary *s, const char *data, size_t size)
+{
+        s->egress_logged = true;
+        for (size_t pos = 0; pos < size;) {
+                const char *nl = memchr(data + pos, '\n', size - pos);
+                size_t n = nl ? (size_t)(nl - (data + pos)) : size - pos;
+                json_t *o = json_loadb(data + pos, n, JSON_REJECT_DUPLICATES, NULL);
+
+                pos += n + 1;
+                if (n == 0) {
+                        json_decref(o);
+                        continue;
+                }
+                s->egress_requests++;
+                if (json_is_object(o) && json_is_string(json_object_get(o, "decision")) &&
+                    strcmp(json_string_value(json_object_get(o, "decision")), "deny") == 0) {
+                        s->egress_denied++;
+                        if (s->n_denied < SUMMARY_DENIED_MAX) {
+                                SummaryDenied *d = &s->denied[s->n_denied++];
+                                d->method = member(o, "method");
+                                d->host = member(o, "host");
+                                d->path = member(o, "path");
+                                d->reason = member(o, "reason");
+                        }
+                }
+                json_decref(o);
+        }
+}
+
+void summary_done(Summary *s)
+{
+        for (size_t i = 0; i < s->n_exports; i++)
+                free(s->exports[i].name);
+        free(s->exports);
+        for (size_t i = 0; i < s->n_denied; i++) {
+                free(s->denied[i].method);
+                free(s->denied[i].host);
+                free(s->denied[i].path);
+                free(s->denied[i].reason);
+        }
+        *s = (Summary){};
+}
+
+static json_t *summary_json(const Summary *s)
+{
+        const RunPlan *p = s->plan;
+        json_t *o = json_object(), *phases = json_array(), *exports = json_array(), *denied = json_array(),
+               *outputs = json_array();
+
+        for (char **n = p->outputs; *n; n++)
+                json_array_append_new(outputs, json_string(*n));
+        for (size_t i = 0; i < s->n_phases; i++)
+                json_array_append_new(phases, json_pack("{s:s, s:f, s:s, s:s}", "name", s->phases[i].name,
+                                                        "seconds", s->phases[i].seconds, "outcome",
+                                                        s->phases[i].ok ? "ok" : "failed", "detail",
+                                                        s->phases[i].detail));
+        for (size_t i = 0; i < s->n_exports; i++)
+                json_array_append_new(exports, json_pack("{s:s, s:s, s:I, s:s}", "name", s->exports[i].name,
+                                                         "outcome", s->exports[i].outcome, "bytes",
+                                                         (json_int_t)s->exports[i].bytes, "reason",
+                                                         s->exports[i].reason));
+        for (size_t i = 0; i < s->n_denied; i++)
+                json_array_append_new(denied,
+                                      json_pack("{s:s, s:s, s:s, s:s}", "method", s->denied[i].method,
+                                                "host", s->denied[i].host, "path", s->denied[i].path,
+                                                "reason", s->denied[i].reason));
+        json_object_set_new(o, "version", json_string(PACKAGE_VERSION));
+        json_object_set_new(o, "inputs",
+                            json_pack("{s:s, s:s?, s:s?, s:s, s:s, s:o, s:b, s:s?, s:i, s:I, s:I, s:i}",
+                                      "repo", p->repo, "commit", p->commit, "ref", p->ref, "base", p->base,
+                                      "task", p->task, "outputs", outputs, "patch", p->patch, "setup",
+                                      p->setup, "timeout", (int)p->timeout, "max-file-bytes",
+                                      (json_int_t)p->max_file_bytes, "max-total-bytes",
+                                      (json_int_t)p->max_total_bytes, "max-files", (int)p->max_files));
+        json_object_set_new(o, "commit", s->commit[0] ? json_string(s->commit) : json_null());
+        json_object_set_new(o, "base-commit", s->base_commit[0] ? json_string(s->base_commit) : json_null());
+        json_object_set_new(o, "fetched-by-id", json_boolean(s->fetched_by_id));
+        json_object_set_new(o, "trusted-paths",
+                            json_pack("{s:i, s:i}", "replaced", (int)s->trusted_replaced, "removed",
+                                      (int)s->trusted_removed));
+        json_object_set_new(o, "phases", phases);
+        json_object_set_new(o, "exports", exports);
+        json_object_set_new(o, "egress",
+                            s->egress_logged
+                                    ? json_pack("{s:i, s:i, s:o}", "requests", (int)s->egress_requests,
+                                                "denied", (int)s->egress_denied, "denied-requests", denied)
+                                    : (json_decref(denied), json_null()));
+        json_object_set_new(o, "result", json_string(s->result ? s->result : "unknown"));
+        json_object_set_new(o, "exit-status", json_integer(s->exit_status));
+        return o;
+}
+
+/* Markdown table cells: no '|', no line break, no backtick run to escape from. */
+static void md_cell(FILE *f, const char *s)
+{
+        for (; *s; s++) {
+                if (*s == '|')
+                        fputs("\\|", f);
+                else
+                        fputc(*s == '\n' || *s == '\r' ? ' ' : *s == '`' ? '\'' : *s, f);
+        }
+}
+
+static void summary_markdown(const Summary *s, FILE *f)
+{
+        fprintf(f, "## agentic-job run: %s (exit %d)\n\n", s->result ? s->result : "unknown",
+                s->exit_status);
+        fputs("| | |\n|---|---|\n| repository | ", f);
+        md_cell(f, s->plan->repo);
+        fputs(" |\n| commit | ", f);
+        md_cell(f, s->commit[0] ? s->commit : "(not resolved)");
+        fputs(" |\n| base | ", f);
+        md_cell(f, s->plan->base);
+        fprintf(f, " |\n\n| phase | outcome | seconds | detail |\n|---|---|---|---|\n");
+        for (size_t i = 0; i < s->n_phases; i++) {
+                fprintf(f, "| %s | %s | %.3f | ", s->phases[i].name, s->phases[i].ok ? "ok" : "failed",
+                        s->phases[i].seconds);
+                md_cell(f, s->phases[i].detail);
+                fputs(" |\n", f);
+        }
+        if (s->n_exports) {
+                fputs("\n| output | outcome | bytes | reason |\n|---|---|---|---|\n", f);
+                for (size_t i = 0; i < s->n_exports; i++) {
+                        fputs("| ", f);
+                        md_cell(f, s->exports[i].name);
+                        fprintf(f, " | %s | %llu | ", s->exports[i].outcome,
+                                (unsigned long long)s->exports[i].bytes);
+                        md_cell(f, s->exports[i].reason);
+                        fputs(" |\n", f);
+                }
+        }
+        if (s->egress_logged) {
+                fprintf(f, "\nEgress: %u requests, %u denied.\n", s->egress_requests, s->egress_denied);
+                if (s->n_denied) {
+                        fputs("\n| method | host | path | reason |\n|---|---|---|---|\n", f);
+                        for (size_t i = 0; i < s->n_denied; i++) {
+                                const SummaryDenied *d = &s->denied[i];
+                                fputs("| ", f);
+                                md_cell(f, d->method);
+                                fputs(" | ", f);
+                                md_cell(f, d->host);
+                                fputs(" | ", f);
+                                md_cell(f, d->path);
+                                fputs(" | ", f);
+                                md_cell(f, d->reason);
+                                fputs(" |\n", f);
+                        }
+                }
+        }
+}
+
+static int write_new(int dir_fd, const char *name, const char *data, size_t size)
+{
+        _cleanup_close_ int fd =
+                openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        if (fd < 0)
+                return -errno;
+        return write_all(fd, data, size);
+}
+
+int summary_write(const Summary *s, int dir_fd, FILE *md)
+{
+        json_t *o = summary_json(s);
+        _cleanup_free_ char *text = NULL, *mdtext = NULL;
+        size_t mdsize = 0;
+        FILE *f;
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+        json_decref(o);
+        if (!text)
+                return -ENOMEM;
+        f = open_memstream(&mdtext, &mdsize);
+        if (!f)
+                return -ENOMEM;
+        summary_markdown(s, f);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        r = write_new(dir_fd, "summary.json", text, strlen(text));
+        if (r >= 0)
+                r = write_new(dir_fd, "summary.md", mdtext, mdsize);
+        if (md) {
+                fwrite(mdtext, 1, mdsize, md);
+                fflush(md);
+        }
+        return r;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* What a run did, phase by phase, kept for summary.json and summary.md in the output directory (and the
+ * job's step summary). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "run-plan.h"
+
+#define SUMMARY_PHASES_MAX 16
+#define SUMMARY_TEXT_MAX   512
+#define SUMMARY_DENIED_MAX 100
+
+typedef struct SummaryPhase {
+        const char *name;
+        double seconds;
+        bool ok;
+        char detail[SUMMARY_TEXT_MAX];
+} SummaryPhase;
+
+typedef struct SummaryExport {
+        char *name;
+        const char *outcome; /* "exported", "refused", "missing" */
+        uint64_t bytes;
+        char reason[SUMMARY_TEXT_MAX];
+} SummaryExport;
+
+typedef struct SummaryDenied {
+        char *method, *host, *path, *reason;
+} SummaryDenied;
+
+typedef struct Summary {
+        const RunPlan *plan;
+        char commit[41], base_commit[41];
+        bool fetched_by_id;
+        unsigned trusted_replaced, trusted_removed;
+        SummaryPhase phases[SUMMARY_PHASES_MAX];
+        size_t n_phases;
+        SummaryExport *exports;
+        size_t n_exports;
+        unsigned egress_requests, egress_denied;
+        SummaryDenied denied[SUMMARY_DENIED_MAX];
+        size_t n_denied;
+        bool egress_logged;
+        int exit_status;
+        const char *result; /* one word: "succeeded", "agent-failed", "cancelled", ... */
+} Summary;
+
+SummaryPhase *summary_phase(Summary *s, const char *name, double seconds, bool ok, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+int summary_add_export(Summary *s, const char *name, const char *outcome, uint64_t bytes,
+                       const char *reason);
+/* Reads the egress log of this run (JSON lines; malformed ones are counted as requests and skipped). */
+void summary_read_egress(Summary *s, const char *data, size_t size);
+void summary_done(Summary *s);
+
+/* Writes summary.json and summary.md (exclusive create) in dir_fd; the Markdown also to md (may be NULL). */
+int summary_write(const Summary *s, int dir_fd, FILE *md);

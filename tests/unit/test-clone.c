@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/* workspace_clone() and patch_build(): a clone of an exact commit from a local repository made here with
+ * libgit2 (a base branch, a pull request that attacks the trusted paths, filters and a submodule), and
+ * the patch of an agent's changes. */
+#include <check.h>
+
+#include "check-run.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <git2.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clone.h"
+#include "macro.h"
+#include "patch.h"
+
+/* The clones' paths: short, under tmpdir. */
+#define DIR_MAX 256
+
+/* Made once by the parent (an unchecked fixture), so it is removed even when a test fails in its child. */
+static char tmpdir[] = "/tmp/agentic-job-test-clone-XXXXXX";
+static char src[PATH_MAX];
+static char base_hex[41], pr_hex[41], mid_hex[41], pull_hex[41], dangling_hex[41];
+static int git_init;
+
+static const char base_settings[] = "{\"base\": true}\n";
+static const char pr_settings[] = "{\"pr\": \"evil\"}\n";
+static const char lf_text[] = "a\nb\n";
+static const char ident_text[] = "$Id$\n";
+
+static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+        (void)st;
+        (void)ftw;
+        return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void add_entry(git_repository *repo, git_index *index, const char *path, unsigned mode,
+                      const char *content)
+{
+        git_index_entry e = { .mode = mode, .path = path };
+
+        if (mode == GIT_FILEMODE_COMMIT)
+                ck_assert_int_eq(git_oid_fromstr(&e.id, "1111111111111111111111111111111111111111"), 0);
+        else
+                ck_assert_int_eq(git_blob_create_from_buffer(&e.id, repo, content, strlen(content)), 0);
+        ck_assert_int_eq(git_index_add(index, &e), 0);
+}
+
+static void commit_index(git_repository *repo, git_index *index, const char *ref, const git_oid *parent,
+                         git_oid *ret)
+{
+        git_signature *sig = NULL;
+        git_commit *parent_commit = NULL;
+        git_tree *tree = NULL;
+        git_oid tree_oid;
+
+        ck_assert_int_eq(git_index_write_tree_to(&tree_oid, index, repo), 0);
+        ck_assert_int_eq(git_tree_lookup(&tree, repo, &tree_oid), 0);
+        ck_assert_int_eq(git_signature_new(&sig, "Test", "test@example.invalid", 1700000000, 0), 0);
+        if (parent)
+                ck_assert_int_eq(git_commit_lookup(&parent_commit, repo, parent), 0);
+        ck_assert_int_eq(git_commit_create_v(ret, repo, ref, sig, sig, NULL, "test", tree, parent ? 1 : 0,
+                                             parent_commit),
+                         0);
+        git_commit_free(parent_commit);
+        git_tree_free(tree);
+        git_signature_free(sig);
+}
+
+/* The source: main (the base), feature (the pull request), refs/pull/7/head (one more commit on it), an
+ * annotated tag v1 of feature, a branch and a tag both named dup, and a commit no ref reaches. */
+static int chown_nobody(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)flag;
+        (void)ftw;
+        return lchown(path, 65534, 65534) < 0 ? -1 : 0;
+}
+
+static void make_source(void)
+{
+        git_repository *repo = NULL;
+        git_index *index = NULL;
+        git_object *pr = NULL;
+        git_reference *ref = NULL;
+        git_signature *sig = NULL;
+        git_oid base, feature, mid, pull, dangling, tag;
+
+        (void)snprintf(src, sizeof(src), "%s/src.git", tmpdir);
+        ck_assert_int_eq(git_repository_init(&repo, src, 1), 0);
+        ck_assert_int_eq(git_index_new(&index), 0);
+        add_entry(repo, index, ".claude/settings.json", GIT_FILEMODE_BLOB, base_settings);
+        add_entry(repo, index, ".agentic-job/a", GIT_FILEMODE_BLOB, "base-a\n");
+        add_entry(repo, index, "README", GIT_FILEMODE_BLOB, "readme\n");
+        commit_index(repo, index, "refs/heads/main", NULL, &base);
+
+        ck_assert_int_eq(git_index_remove(index, ".claude/settings.json", 0), 0);
+        add_entry(repo, index, ".claude/settings.json", GIT_FILEMODE_BLOB, pr_settings);
+        add_entry(repo, index, ".claude/extra.json", GIT_FILEMODE_BLOB, "{}\n");
+        ck_assert_int_eq(git_index_remove_directory(index, ".agentic-job", 0), 0);
+        add_entry(repo, index, ".agentic-job", GIT_FILEMODE_LINK, "/etc");
+        add_entry(repo, index, ".only-in-pr/x", GIT_FILEMODE_BLOB, "pr\n");
+        add_entry(repo, index, "new.txt", GIT_FILEMODE_BLOB, lf_text);
+        add_entry(repo, index, "ident.txt", GIT_FILEMODE_BLOB, ident_text);
+        add_entry(repo, index, "run.sh", GIT_FILEMODE_BLOB_EXECUTABLE, "#!/bin/sh\n");
+        add_entry(repo, index, "hostname", GIT_FILEMODE_LINK, "/etc/hostname");
+        add_entry(repo, index, ".gitattributes", GIT_FILEMODE_BLOB,
+                  "*.txt text eol=crlf filter=evil\nident.txt ident\n");
+        add_entry(repo, index, ".gitmodules", GIT_FILEMODE_BLOB,
+                  "[submodule \"sub\"]\n\tpath = sub\n\turl = https://example.invalid/sub.git\n");
+        add_entry(repo, index, "sub", GIT_FILEMODE_COMMIT, NULL);
+        commit_index(repo, index, "refs/heads/feature", &base, &feature);
+        add_entry(repo, index, "mid.txt", GIT_FILEMODE_BLOB, "mid\n");
+        commit_index(repo, index, NULL, &feature, &mid);
+        add_entry(repo, index, "pull.txt", GIT_FILEMODE_BLOB, "pull\n");
+        commit_index(repo, index, "refs/pull/7/head", &mid, &pull);
+        add_entry(repo, index, "dangling.txt", GIT_FILEMODE_BLOB, "dangling\n");
+        commit_index(repo, index, NULL, &feature, &dangling);
+
+        ck_assert_int_eq(git_signature_new(&sig, "Test", "test@example.invalid", 1700000000, 0), 0);
+        ck_assert_int_eq(git_object_lookup(&pr, repo, &feature, GIT_OBJECT_COMMIT), 0);
+        ck_assert_int_eq(git_tag_create(&tag, repo, "v1", pr, sig, "v1", 0), 0);
+        ck_assert_int_eq(git_reference_create(&ref, repo, "refs/heads/dup", &base, 0, NULL), 0);
+        git_reference_free(ref);
+        ck_assert_int_eq(git_reference_create(&ref, repo, "refs/tags/dup", &feature, 0, NULL), 0);
+        git_reference_free(ref);
+
+        (void)git_oid_tostr(base_hex, sizeof(base_hex), &base);
+        (void)git_oid_tostr(pr_hex, sizeof(pr_hex), &feature);
+        (void)git_oid_tostr(mid_hex, sizeof(mid_hex), &mid);
+        (void)git_oid_tostr(pull_hex, sizeof(pull_hex), &pull);
+        (void)git_oid_tostr(dangling_hex, sizeof(dangling_hex), &dangling);
+        git_signature_free(sig);
+        git_object_free(pr);
+        git_index_free(index);
+        git_repository_free(repo);
+        /* Another user's source, as root's is for the sandbox user in the test hosts (libgit2 checks the
+         * owner of a repository it opens). Only root can give a file away. */
+        if (geteuid() == 0)
+                ck_assert_int_eq(nftw(src, chown_nobody, 16, FTW_PHYS), 0);
+}
+
+static void setup(void)
+{
+        AjError e = {};
+
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        git_init = libgit2_init_isolated(&e);
+        ck_assert_int_gt(git_init, 0);
+        make_source();
+}
+
+static void teardown(void)
+{
+        libgit2_shutdownp(&git_init);
+        (void)nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *const trusted[] = { ".claude", ".agentic-job/", ".only-in-pr", ".not-anywhere", NULL };
+
+static CloneRequest request(const char *name, const char *commit, const char *ref, char *dir, size_t size)
+{
+        (void)snprintf(dir, size, "%s/%s", tmpdir, name);
+        return (CloneRequest){ .url = src,
+                               .commit = commit,
+                               .ref = ref,
+                               .base = "main",
+                               .trusted_paths = trusted,
+                               .dir = dir };
+}
+
+static void count_progress(const CloneProgress *p, void *userdata)
+{
+        unsigned *calls = userdata;
+
+        ck_assert_uint_le(p->indexed_objects, p->total_objects);
+        (*calls)++;
+}
+
+/* The file's bytes, compared with what they must be. */
+static void assert_file(const char *dir, const char *path, const char *content)
+{
+        char full[PATH_MAX], buf[256];
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        (void)snprintf(full, sizeof(full), "%s/%s", dir, path);
+        fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ck_assert_msg(fd >= 0, "%s: %s", full, strerror(errno));
+        n = read(fd, buf, sizeof(buf));
+        ck_assert_int_eq(n, (ssize_t)strlen(content));
+        ck_assert_mem_eq(buf, content, (size_t)n);
+}
+
+static void write_file(const char *dir, const char *path, const char *content)
+{
+        char full[PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+
+        (void)snprintf(full, sizeof(full), "%s/%s", dir, path);
+        fd = open(full, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+}
+
+static void assert_link(const char *dir, const char *path, const char *target)
+{
+        char full[PATH_MAX], buf[PATH_MAX];
+        ssize_t n;
+
+        (void)snprintf(full, sizeof(full), "%s/%s", dir, path);
+        n = readlink(full, buf, sizeof(buf));
+        ck_assert_int_eq(n, (ssize_t)strlen(target));
+        ck_assert_mem_eq(buf, target, (size_t)n);
+}
+
+static void assert_absent(const char *dir, const char *path)
+{
+        char full[PATH_MAX];
+        struct stat st;
+
+        (void)snprintf(full, sizeof(full), "%s/%s", dir, path);
+        ck_assert_int_eq(lstat(full, &st), -1);
+        ck_assert_int_eq(errno, ENOENT);
+}
+
+static void assert_head(const char *dir, const char *hex)
+{
+        git_repository *repo = NULL;
+        git_oid head;
+
+        ck_assert_int_eq(git_repository_open(&repo, dir), 0);
+        ck_assert_int_eq(git_repository_head_detached(repo), 1);
+        ck_assert_int_eq(git_reference_name_to_id(&head, repo, "HEAD"), 0);
+        ck_assert_str_eq(git_oid_tostr_s(&head), hex);
+        git_repository_free(repo);
+}
+
+START_TEST(test_clone_by_commit)
+{
+        char dir[DIR_MAX], path[PATH_MAX];
+        CloneRequest req = request("c1", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+        unsigned calls = 0;
+        struct stat st;
+        DIR *d;
+        struct dirent *de;
+        unsigned entries = 0;
+
+        ck_assert_msg(workspace_clone(&req, count_progress, &calls, &res, &e) == 0, "%s", e.message);
+        ck_assert_str_eq(res.commit, pr_hex);
+        ck_assert_str_eq(res.base_commit, base_hex);
+        ck_assert(res.fetched_by_id);
+        ck_assert_uint_gt(calls, 0);
+        ck_assert_uint_eq(res.n_trusted_replaced, 2);
+        ck_assert_uint_eq(res.n_trusted_removed, 1);
+        assert_head(dir, pr_hex);
+
+        ck_assert_int_eq(stat(dir, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0700);
+        /* The pull request's own files, byte for byte: no eol=crlf, no ident, no filter driver. */
+        assert_file(dir, "new.txt", lf_text);
+        assert_file(dir, "ident.txt", ident_text);
+        (void)snprintf(path, sizeof(path), "%s/run.sh", dir);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert(st.st_mode & S_IXUSR);
+        assert_link(dir, "hostname", "/etc/hostname");
+        /* The trusted paths are the base's: the directory, not the link to /etc, and nothing of the PR's. */
+        assert_file(dir, ".claude/settings.json", base_settings);
+        assert_absent(dir, ".claude/extra.json");
+        (void)snprintf(path, sizeof(path), "%s/.agentic-job", dir);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        assert_file(dir, ".agentic-job/a", "base-a\n");
+        assert_absent(dir, ".only-in-pr");
+        assert_absent(dir, ".not-anywhere");
+        /* The submodule is never initialised: an empty directory. */
+        (void)snprintf(path, sizeof(path), "%s/sub", dir);
+        d = opendir(path);
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                entries += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+        (void)closedir(d);
+        ck_assert_uint_eq(entries, 0);
+        /* No tag was followed. */
+        (void)snprintf(path, sizeof(path), "%s/.git/refs/tags/v1", dir);
+        ck_assert_int_eq(access(path, F_OK), -1);
+}
+END_TEST
+
+START_TEST(test_link_component_removed)
+{
+        char dir[DIR_MAX], path[PATH_MAX];
+        char *const inner[] = { ".agentic-job/a", ".claude/settings.json", NULL };
+        CloneRequest req = request("c2", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+        struct stat st;
+
+        req.trusted_paths = inner;
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        ck_assert_uint_eq(res.n_trusted_replaced, 2);
+        /* The link on the way was removed, not followed: /etc/a was never looked for. */
+        (void)snprintf(path, sizeof(path), "%s/.agentic-job", dir);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        assert_file(dir, ".agentic-job/a", "base-a\n");
+        assert_file(dir, ".claude/settings.json", base_settings);
+        /* Only the named file was replaced: the PR's sibling stays. */
+        assert_file(dir, ".claude/extra.json", "{}\n");
+}
+END_TEST
+
+/* A gitconfig where libgit2 would look for the global one is not read: core.symlinks = false there would
+ * have the link checked out as a file. */
+START_TEST(test_no_global_config)
+{
+        char dir[DIR_MAX], home[DIR_MAX];
+        CloneRequest req = request("c9", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        (void)snprintf(home, sizeof(home), "%s/home", tmpdir);
+        ck_assert_int_eq(mkdir(home, 0700), 0);
+        write_file(home, ".gitconfig", "[core]\n\tsymlinks = false\n");
+        ck_assert_int_eq(git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, home), 0);
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        assert_link(dir, "hostname", "/etc/hostname");
+}
+END_TEST
+
+START_TEST(test_existing_dir_refused)
+{
+        char dir[DIR_MAX];
+        CloneRequest req = request("c3", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EEXIST);
+        ck_assert_ptr_nonnull(strstr(e.message, dir));
+}
+END_TEST
+
+START_TEST(test_missing_commit)
+{
+        static const char missing[] = "0123456789abcdef0123456789abcdef01234567";
+        char dir[DIR_MAX];
+        CloneRequest req = request("c4", missing, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -ENOENT);
+        ck_assert_msg(strstr(e.message, missing), "%s", e.message);
+}
+END_TEST
+
+START_TEST(test_reachable_commit)
+{
+        char dir[DIR_MAX];
+        CloneRequest req = request("c8", mid_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        /* Measured: libgit2's local transport ignores the wants and sends all that any of its refs reaches
+         * (here refs/pull/7/head), so the fetch with the bare id brings a commit no fetched ref reaches. */
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        ck_assert(res.fetched_by_id);
+        assert_file(dir, "mid.txt", "mid\n");
+}
+END_TEST
+
+START_TEST(test_unreachable_commit)
+{
+        char dir[DIR_MAX];
+        CloneRequest req = request("c5", dangling_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        /* In the source's object database, but no ref reaches it: the local transport does not send it
+         * (the fetch by id succeeds without it), nor does any branch have it. */
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -ENOENT);
+        ck_assert_msg(strstr(e.message, dangling_hex), "%s", e.message);
+}
+END_TEST
+
+START_TEST(test_missing_base)
+{
+        char dir[DIR_MAX];
+        CloneRequest req = request("c6", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        req.base = "nope";
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -ENOENT);
+        ck_assert_msg(strstr(e.message, "nope"), "%s", e.message);
+}
+END_TEST
+
+START_TEST(test_bad_requests)
+{
+        static const char *const urls[] = { "file:///tmp",
+                                            "ssh://example.com/x.git",
+                                            "git://example.com/x",
+                                            "http://example.com/x.git",
+                                            "example.com:x.git",
+                                            "relative/path",
+                                            "/nonexistent/agentic-job",
+                                            "https://",
+                                            "https://a b" };
+        char *const bad_trusted[] = { "../x", NULL };
+        char dir[DIR_MAX];
+        CloneRequest req = request("c7", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(urls); i++) {
+                req.url = urls[i];
+                ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        }
+        req.url = src;
+        req.commit = "0123";
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        req.commit = "0123456789ABCDEF0123456789abcdef01234567";
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        req.ref = "main";
+        req.commit = pr_hex;
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        req.ref = NULL;
+        req.base = "a:b";
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        req.base = "main";
+        req.proxy_url = "socks5://127.0.0.1:1080";
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        req.proxy_url = NULL;
+        req.trusted_paths = bad_trusted;
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        req.trusted_paths = trusted;
+        req.ca_file = "/nonexistent/ca.pem";
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EIO);
+        ck_assert_msg(strstr(e.message, req.ca_file), "%s", e.message);
+        req.ca_file = NULL;
+        req.dir = "relative";
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        /* Nothing was made for any of them. */
+        ck_assert_int_eq(access(dir, F_OK), -1);
+}
+END_TEST
+
+START_TEST(test_trusted_path_validate)
+{
+        static const char *const bad[] = { "",       "/",    "/etc",     "a//b", "./a",   "a/.", "..",
+                                           "a/../b", ".git", "x/.GIT/y", "a\nb", "a\x7f", "//" };
+        static const char *const good[] = { ".claude", ".claude/", ".agentic-job/x.toml", "a/.gitx", "..a" };
+        AjError e = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(trusted_path_validate(bad[i], &e) == -EINVAL, "%s", bad[i]);
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                ck_assert_msg(trusted_path_validate(good[i], &e) == 0, "%s: %s", good[i], e.message);
+}
+END_TEST
+
+START_TEST(test_refs)
+{
+        static const struct {
+                const char *ref, *hex;
+        } cases[] = {
+                { "feature", pr_hex },
+                { "refs/heads/feature", pr_hex },
+                { "refs/pull/7/head", pull_hex },
+                { "v1", pr_hex }, /* an annotated tag: the commit it points at */
+        };
+        AjError e = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char name[16], dir[DIR_MAX];
+                CloneRequest req;
+                CloneResult res;
+
+                (void)snprintf(name, sizeof(name), "r%zu", i);
+                req = request(name, NULL, cases[i].ref, dir, sizeof(dir));
+                ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s: %s", cases[i].ref,
+                              e.message);
+                ck_assert_str_eq(res.commit, cases[i].hex);
+                assert_head(dir, cases[i].hex);
+        }
+}
+END_TEST
+
+START_TEST(test_bad_refs)
+{
+        char dir[DIR_MAX];
+        CloneRequest req = request("r-bad", NULL, "nope", dir, sizeof(dir));
+        CloneResult res;
+        AjError e = {};
+
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -ENOENT);
+        ck_assert_msg(strstr(e.message, "nope"), "%s", e.message);
+        req = request("r-dup", NULL, "dup", dir, sizeof(dir));
+        ck_assert_int_eq(workspace_clone(&req, NULL, NULL, &res, &e), -EINVAL);
+        ck_assert_msg(strstr(e.message, "ambiguous"), "%s", e.message);
+}
+END_TEST
+
+START_TEST(test_patch)
+{
+        char dir[DIR_MAX], path[PATH_MAX];
+        CloneRequest req = request("p1", pr_hex, NULL, dir, sizeof(dir));
+        _cleanup_free_ char *patch = NULL;
+        char *none = NULL;
+        CloneResult res;
+        AjError e = {};
+        size_t size = 0;
+
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        /* The trusted paths' replacement is not the agent's doing. */
+        ck_assert_int_eq(patch_build(dir, pr_hex, trusted, 1 << 20, &patch, &size, &e), 0);
+        ck_assert_str_eq(patch, "");
+        ck_assert_uint_eq(size, 0);
+        free(TAKE_PTR(patch));
+
+        /* The agent: a change, CRLF line ends where .gitattributes asks for text, a new file in a new
+         * directory, a deletion, a link, and a change to a trusted path. */
+        write_file(dir, "new.txt", "a\r\nb\r\nc\r\n");
+        (void)snprintf(path, sizeof(path), "%s/added", dir);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+        write_file(dir, "added/file.c", "int x;\n");
+        (void)snprintf(path, sizeof(path), "%s/README", dir);
+        ck_assert_int_eq(unlink(path), 0);
+        (void)snprintf(path, sizeof(path), "%s/passwd", dir);
+        ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+        write_file(dir, ".claude/settings.json", "{\"agent\": 1}\n");
+        /* A FIFO is no file of a patch, and opening it would block. */
+        (void)snprintf(path, sizeof(path), "%s/fifo", dir);
+        ck_assert_int_eq(mkfifo(path, 0644), 0);
+
+        ck_assert_msg(patch_build(dir, pr_hex, trusted, 1 << 20, &patch, &size, &e) == 0, "%s", e.message);
+        ck_assert_uint_eq(strlen(patch), size);
+        ck_assert_ptr_nonnull(strstr(patch, "diff --git a/new.txt b/new.txt\n"));
+        ck_assert_ptr_nonnull(strstr(patch, "+a\r\n+b\r\n+c\r\n"));
+        ck_assert_ptr_nonnull(strstr(patch, "+++ b/added/file.c\n@@ -0,0 +1 @@\n+int x;\n"));
+        ck_assert_ptr_nonnull(strstr(patch, "deleted file mode 100644\n"));
+        ck_assert_ptr_nonnull(strstr(patch, "-readme\n"));
+        ck_assert_ptr_nonnull(strstr(patch, "new file mode 120000\n"));
+        ck_assert_ptr_nonnull(strstr(patch, "+/etc/passwd\n\\ No newline at end of file\n"));
+        ck_assert_ptr_null(strstr(patch, "root:"));
+        ck_assert_ptr_null(strstr(patch, ".claude"));
+        ck_assert_ptr_null(strstr(patch, ".agentic-job"));
+        ck_assert_ptr_null(strstr(patch, ".only-in-pr"));
+        ck_assert_ptr_null(strstr(patch, "sub"));
+        ck_assert_ptr_null(strstr(patch, "fifo"));
+
+        /* Without the exclusions, the trusted paths show. */
+        free(TAKE_PTR(patch));
+        ck_assert_int_eq(patch_build(dir, pr_hex, NULL, 1 << 20, &patch, NULL, &e), 0);
+        ck_assert_ptr_nonnull(strstr(patch, "+++ b/.claude/settings.json\n"));
+
+        /* The bound: one byte short of the whole fails, the exact size passes. */
+        ck_assert_int_eq(patch_build(dir, pr_hex, trusted, size - 1, &none, NULL, &e), -EFBIG);
+        ck_assert_ptr_null(none);
+        ck_assert_int_eq(patch_build(dir, pr_hex, trusted, 10, &none, NULL, &e), -EFBIG);
+        ck_assert_int_eq(patch_build(dir, pr_hex, trusted, size, &none, NULL, &e), 0);
+        free(TAKE_PTR(none));
+        ck_assert_int_eq(patch_build(dir, "nothex", trusted, size, &none, NULL, &e), -EINVAL);
+        ck_assert_int_eq(patch_build(dir, dangling_hex, trusted, size, &none, NULL, &e), -EIO);
+        ck_assert_ptr_null(none);
+}
+END_TEST
+
+START_TEST(test_patch_ignores_repository_config)
+{
+        char dir[DIR_MAX], path[PATH_MAX];
+        CloneRequest req = request("p2", pr_hex, NULL, dir, sizeof(dir));
+        _cleanup_free_ char *patch = NULL;
+        CloneResult res;
+        AjError e = {};
+
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        /* What an agent could write to .git/config to have the patch read through a link. */
+        write_file(dir, ".git/config",
+                   "[core]\n\tsymlinks = false\n\tfilemode = false\n\tworktree = /etc\n");
+        (void)snprintf(path, sizeof(path), "%s/passwd", dir);
+        ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+        (void)snprintf(path, sizeof(path), "%s/run.sh", dir);
+        ck_assert_int_eq(chmod(path, 0644), 0);
+        ck_assert_msg(patch_build(dir, pr_hex, trusted, 1 << 20, &patch, NULL, &e) == 0, "%s", e.message);
+        ck_assert_ptr_nonnull(strstr(patch, "+/etc/passwd\n"));
+        ck_assert_ptr_null(strstr(patch, "root:"));
+        ck_assert_ptr_nonnull(strstr(patch, "old mode 100755\nnew mode 100644\n"));
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("clone");
+        TCase *tc = tcase_create("workspace_clone");
+
+        tcase_add_unchecked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_clone_by_commit);
+        tcase_add_test(tc, test_link_component_removed);
+        tcase_add_test(tc, test_no_global_config);
+        tcase_add_test(tc, test_existing_dir_refused);
+        tcase_add_test(tc, test_missing_commit);
+        tcase_add_test(tc, test_reachable_commit);
+        tcase_add_test(tc, test_unreachable_commit);
+        tcase_add_test(tc, test_missing_base);
+        tcase_add_test(tc, test_bad_requests);
+        tcase_add_test(tc, test_trusted_path_validate);
+        tcase_add_test(tc, test_refs);
+        tcase_add_test(tc, test_bad_refs);
+        tcase_add_test(tc, test_patch);
+        tcase_add_test(tc, test_patch_ignores_repository_config);
+        suite_add_tcase(s, tc);
+
+        return check_run(s);
+}
