@@ -144,6 +144,8 @@ fi
 setsid bash -c 'trap "" TERM HUP; exec -a ajt-daemon sleep 100000' </dev/null >/dev/null 2>&1 &
 bash -c 'while :; do (sleep 1000 &); sleep 0.01; done' </dev/null >/dev/null 2>&1 &
 echo "agent: done"
+# A fork bomb at exit, bounded by its own process limit (the test host's, not the machine's).
+bash -c 'ulimit -u 600; b() { b | b & }; b' </dev/null >/dev/null 2>&1 &
 exit 0
 EOT
 chmod 0755 "$AGENT"
@@ -280,6 +282,39 @@ expect_eq "... disposed of" 0 "$(run_dirs)"
 expect_absent "... nothing exported" "$RUNNER_HOME/run-cancel/workspace"
 expect_absent "... no patch" "$RUNNER_HOME/run-cancel/patch.diff"
 expect_contains "... the summary says so" '"result": "cancelled"' "$(cat "$RUNNER_HOME/run-cancel/summary.json")"
+
+# SIGTERM mid-clone: a repository large enough that the clone is still running when its first progress
+# line has come (200 MB that do not compress).
+echo "# a cancellation mid-clone"
+BIG=/srv/ajt-big
+install -d -m 0755 "$BIG"
+git_q -C "$BIG" init
+head -c 200M /dev/urandom >"$BIG/blob"
+git_q -C "$BIG" add -A
+git_q -C "$BIG" commit -m big
+BIG_COMMIT=$(git -C "$BIG" rev-parse HEAD)
+chmod -R a+rX "$BIG"
+runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+        "$CLIENT" run --repo "$BIG" --commit "$BIG_COMMIT" --base main --task "$work/task.md" \
+        --out "$RUNNER_HOME/run-cancel-clone" --patch -- /bin/true \
+        </dev/null >"$work/cancel.out" 2>"$work/cancel.err" &
+runner_pid=$!
+for _ in $(seq 1 300); do
+        grep -q "clone: [0-9]*/[0-9]* objects" "$work/cancel.err" 2>/dev/null && break
+        sleep 0.05
+done
+client_pid=$(pgrep -P "$runner_pid" -x agentic-job || true)
+kill -TERM "${client_pid:-$runner_pid}"
+wait "$runner_pid"
+status=$?
+expect_eq "cancelled mid-clone: status 1" 1 "$status"
+expect_contains "... the clone was under way and was cancelled" "clone: FAILED in" "$(cat "$work/cancel.err")"
+expect_contains "... the summary says so" '"detail": "cancelled"' "$(cat "$RUNNER_HOME/run-cancel-clone/summary.json")"
+expect_lacks "... the agent never started" "agent: started" "$(cat "$work/cancel.err")"
+[ "$status" = 1 ] || sed 's/^/# | /' "$work/cancel.err"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+expect_eq "... the partial clone disposed of" 0 "$(run_dirs)"
+rm -rf "$BIG"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# a second run afterwards works, by ref"
