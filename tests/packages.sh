@@ -69,6 +69,8 @@ TEST_PROGRAMS=(
         # integration tests and benchmarks: users, sudo, ACLs, the audit socket, kill by uid
         sudo runuser useradd userdel usermod groupadd groupdel getent setfacl socat setpriv setsid ps
         pkill pgrep timeout tty mkfifo truncate unshare
+        # run's integration test: its repository
+        git
         # test hosts
         debootstrap systemd-nspawn ip nsenter openssl python3 flock findmnt mountpoint mount umount
         chroot systemd-run systemctl

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# `agentic-job run` on this machine, as root, through real sudo and the helper's direct backend (no
+# systemd as PID 1 here, as on the CI machine): a real git repository, an agent that does its job and
+# leaves a daemon that ignores SIGTERM in a session of its own; the output exported, the daemon ended,
+# the clone disposed of. The egress proxy is off (the fixture's configuration). Everything it creates is
+# removed, also when it fails.
+#
+# usage: tests/integration/run.sh BUILD_DIR
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/lib.sh"
+
+. "$here/fixture.sh"
+
+RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
+repo=$(mktemp -d /tmp/ajt-run-repo.XXXXXX)
+on_exit "rm -rf $repo"
+git_q() { git -c init.defaultBranch=main -c user.name=t -c user.email=t@t.test "$@" >/dev/null 2>&1; }
+git_q -C "$repo" init
+mkdir -p "$repo/.claude"
+echo base >"$repo/.claude/trusted"
+echo one >"$repo/file"
+git_q -C "$repo" add -A
+git_q -C "$repo" commit -m base
+git_q -C "$repo" checkout -b pr
+echo pull-request >"$repo/.claude/trusted"
+echo two >>"$repo/file"
+git_q -C "$repo" add -A
+git_q -C "$repo" commit -m pr
+commit=$(git -C "$repo" rev-parse HEAD)
+chmod -R a+rX "$repo"
+chmod 0755 "$repo"
+
+agent=$(mktemp /tmp/ajt-run-agent.XXXXXX)
+on_exit "rm -f $agent"
+cat >"$agent" <<'EOF'
+#!/bin/bash
+mkdir -p out
+{ cat file; cat .claude/trusted; echo "home=$HOME"; } >out/result.txt
+setsid bash -c 'trap "" TERM HUP; exec sleep 100000' </dev/null >/dev/null 2>&1 &
+echo "::error::from the agent"
+EOF
+chmod 0755 "$agent"
+task=$(mktemp /tmp/ajt-run-task.XXXXXX)
+on_exit "rm -f $task"
+echo "the task" >"$task"
+chmod 0644 "$task"
+out_dir=$RUNNER_HOME/run-out
+on_exit "rm -rf $out_dir"
+
+echo "# run, through the direct backend"
+out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" run --repo "$repo" \
+        --commit "$commit" --base main --task "$task" --out "$out_dir" --output out/result.txt --patch \
+        -- "$agent" </dev/null 2>&1)
+status=$?
+expect_eq "run: status 0" 0 "$status"
+[ "$status" = 0 ] || sed 's/^/# | /' <<<"$out"
+result=$(cat "$out_dir/workspace/out/result.txt" 2>&1)
+expect_eq "the output holds the commit's file and the base's trusted path" "one
+two
+base" "$(head -n 3 <<<"$result")"
+expect_contains "HOME is in the run's directory" "home=$SB_HOME/agentic-job-run-" "$result"
+patch=$(cat "$out_dir/patch.diff" 2>&1)
+expect_contains "the patch holds the agent's new file" "+++ b/out/result.txt" "$patch"
+expect_lacks "... and nothing of the trusted path" ".claude" "$patch"
+expect_contains "the agent's workflow command defused" ": :error::from the agent" "$out"
+expect_eq "the daemon was there to be ended at shutdown" 1 \
+        "$(grep -cE 'run: shutdown: ok in [0-9.]+ s: ended [1-9][0-9]* processes of ' <<<"$out")"
+expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
+expect_eq "the run's directory is gone" "" "$(find "$SB_HOME" -maxdepth 1 -name 'agentic-job-run-*')"
+expect_contains "summary.json says it succeeded" '"result": "succeeded"' "$(cat "$out_dir/summary.json")"
+expect_eq "the output directory is the runner's alone" "700 $RUNNER" "$(stat -c '%a %U' "$out_dir")"
+expect_eq "without the proxy there is no egress log" "" "$(ls "$out_dir/egress.jsonl" 2>/dev/null)"
+
+finish
