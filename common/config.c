@@ -683,8 +683,11 @@ static int check_trusted_path(AjError *e, const Field *f, const TomlValue *item,
 
 static int parse_trusted_paths(AjError *e, const Field *f, State *s)
 {
-        int r = parse_string_list(e, f, check_trusted_path, &s->config->run_trusted_paths);
+        int r;
 
+        if (toml_type(f->value) == TOML_ARRAY && toml_array_length(f->value) > RUN_TRUSTED_PATHS_MAX)
+                return field_error(e, f, value_place(f->value), "more than %d paths", RUN_TRUSTED_PATHS_MAX);
+        r = parse_string_list(e, f, check_trusted_path, &s->config->run_trusted_paths);
         if (r < 0)
                 return r;
         /* One spelling: "dir/" and "dir" name the same path. */
@@ -722,7 +725,7 @@ static int parse_run_env(AjError *e, const Field *f, State *s)
         return parse_string_list(e, f, check_run_env_name, &s->config->run_env);
 }
 
-static int parse_bounded(AjError *e, const Field *f, int64_t min, int64_t max, int64_t *ret)
+static int parse_bounded(AjError *e, const Field *f, int64_t min, int64_t max, unsigned long long *target)
 {
         int r = expect_type(e, f, TOML_INTEGER);
 
@@ -732,48 +735,28 @@ static int parse_bounded(AjError *e, const Field *f, int64_t min, int64_t max, i
                 return field_error(e, f, value_place(f->value),
                                    "%" PRId64 " is out of range (%" PRId64 " to %" PRId64 ")",
                                    toml_integer(f->value), min, max);
-        *ret = toml_integer(f->value);
+        *target = (unsigned long long)toml_integer(f->value);
         return 0;
 }
 
 static int parse_run_timeout(AjError *e, const Field *f, State *s)
 {
-        int64_t v = 0;
-        int r = parse_bounded(e, f, 1, RUN_TIMEOUT_MAX, &v);
-
-        if (r >= 0)
-                s->config->run_timeout = (unsigned)v;
-        return r;
+        return parse_bounded(e, f, 1, RUN_TIMEOUT_MAX, &s->config->run_timeout);
 }
 
 static int parse_max_file_bytes(AjError *e, const Field *f, State *s)
 {
-        int64_t v = 0;
-        int r = parse_bounded(e, f, 1, RUN_BYTES_MAX, &v);
-
-        if (r >= 0)
-                s->config->run_max_file_bytes = (unsigned long long)v;
-        return r;
+        return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_max_file_bytes);
 }
 
 static int parse_max_total_bytes(AjError *e, const Field *f, State *s)
 {
-        int64_t v = 0;
-        int r = parse_bounded(e, f, 1, RUN_BYTES_MAX, &v);
-
-        if (r >= 0)
-                s->config->run_max_total_bytes = (unsigned long long)v;
-        return r;
+        return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_max_total_bytes);
 }
 
 static int parse_max_files(AjError *e, const Field *f, State *s)
 {
-        int64_t v = 0;
-        int r = parse_bounded(e, f, 1, RUN_FILES_MAX, &v);
-
-        if (r >= 0)
-                s->config->run_max_files = (unsigned)v;
-        return r;
+        return parse_bounded(e, f, 1, RUN_FILES_MAX, &s->config->run_max_files);
 }
 
 /* ---- Tables ---- */

@@ -19,6 +19,7 @@
 #define RUN_MAX_FILES_DEFAULT       100
 #define RUN_BYTES_MAX               (1ULL << 40)
 #define RUN_FILES_MAX               100000
+#define RUN_TRUSTED_PATHS_MAX       64
 
 typedef enum EnterBackend {
         ENTER_AUTO,
@@ -55,13 +56,13 @@ typedef struct Config {
         bool egress_proxy; /* proxy; default true */
 
         /* [run] */
-        char **run_trusted_paths; /* trusted-paths; default [".agentic-job", ".claude", ".codex"]; each
-                                     relative, plainly spelled, a trailing "/" dropped */
-        char **run_env;           /* env; default []; names of the runner's variables the agent gets */
-        unsigned run_timeout;     /* timeout; seconds of the agent's wall time, default 3600 */
+        char **run_trusted_paths;       /* trusted-paths; default [".agentic-job", ".claude", ".codex"]; each
+                                           relative, plainly spelled, a trailing "/" dropped */
+        char **run_env;                 /* env; default []; names of the runner's variables the agent gets */
+        unsigned long long run_timeout; /* timeout; seconds of setup and agent together, default 3600 */
         unsigned long long run_max_file_bytes;  /* max-file-bytes; default 16 MiB */
         unsigned long long run_max_total_bytes; /* max-total-bytes; default 64 MiB */
-        unsigned run_max_files;                 /* max-files; default 100 */
+        unsigned long long run_max_files;       /* max-files; default 100 */
 } Config;
 
 /* Parses and validates a configuration. On failure returns -EINVAL (or -ENOMEM) and fills *reterr with

@@ -31,13 +31,13 @@
 #include "client.h"
 #include "config.h"
 #include "egress-policy.h"
+#include "helper-call.h"
 #include "macro.h"
 #include "probes.h"
 #include "read-file.h"
 #include "spawn.h"
 #include "trusted-path.h"
 
-#define SUDO_PATH    "/usr/bin/sudo"
 #define CURL_PATH    "/usr/bin/curl"
 #define PROXY_PORT   3128
 #define METADATA_URL "http://169.254.169.254/"
@@ -197,16 +197,10 @@ static void control_metadata(Report *rep)
 
 static int kill_user(Report *rep)
 {
-        char *argv[] = { (char *)SUDO_PATH, (char *)"-n",        (char *)"--", (char *)HELPER_PATH,
-                         (char *)"helper",  (char *)"kill-user", NULL };
-        char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
-        _cleanup_free_ char *out = NULL;
         char line[256];
         long long t = now_ms();
-        size_t n = 0;
-        int r = spawn_wait(argv, env, SPAWN_MERGE_STDERR, 1024, &out, &n);
+        int r = helper_kill_user(line, sizeof(line));
 
-        spawn_first_line(out ? out : "", n, line, sizeof(line));
         if (r != 0) {
                 fprintf(stderr, "%s: helper kill-user failed (status %d): %s\n", prog, r, line);
                 return -EIO;
@@ -233,37 +227,22 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
 {
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ bool *seen = NULL;
-        char exe[4096], tcp[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
-        int out[2] = { -1, -1 }, err[2] = { -1, -1 }, in[2] = { -1, -1 }, status = -1;
+        char tcp[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
+        Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        int status = -1, r;
         size_t k = 0, n_err = 0, n_expected = strv_length(expected);
         long long t = now_ms(), deadline = t + INSIDE_MS;
         CheckStream stream;
         Inside ctx = { rep };
         AjError e = {};
         bool broken = false;
-        ssize_t len;
-        pid_t pid;
 
-        len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (len <= 0)
-                return -errno;
-        exe[len] = '\0';
-        argv = calloc(32 + 2 * (n_dirs + c->n_check_allow_tcp_ports + strv_length(c->check_allow_sockets)),
+        argv = calloc(24 + 2 * (n_dirs + c->n_check_allow_tcp_ports + strv_length(c->check_allow_sockets)),
                       sizeof(char *));
         seen = calloc(n_expected + 1, sizeof(bool));
         if (!argv || !seen)
                 return -ENOMEM;
         (void)snprintf(tcp, sizeof(tcp), "%u", p->tcp_port);
-        argv[k++] = (char *)SUDO_PATH;
-        argv[k++] = (char *)"-n";
-        argv[k++] = (char *)"--";
-        argv[k++] = (char *)HELPER_PATH;
-        argv[k++] = (char *)"helper";
-        argv[k++] = (char *)"enter";
-        argv[k++] = (char *)"--chdir";
-        argv[k++] = (char *)home;
-        argv[k++] = (char *)"--";
-        argv[k++] = exe;
         argv[k++] = (char *)"sandbox";
         argv[k++] = (char *)"probe-inside";
         argv[k++] = (char *)"--proxy-port";
@@ -292,30 +271,15 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                 argv[k++] = *s;
         }
 
-        /* Sockets, not pipes: run0 and systemd-run hand the streams to the service manager. */
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, out) < 0 ||
-            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, err) < 0 ||
-            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0)
-                return -errno;
-        pid = fork();
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
-
-                if (dup2(in[1], 0) < 0 || dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
-                        _exit(127);
-                execve(argv[0], argv, env);
-                _exit(127);
-        }
-        close(in[0]);
-        close(in[1]); /* nothing to read: end of file at once */
-        close(out[1]);
-        close(err[1]);
+        r = helper_enter_self(home, argv, &en);
+        if (r < 0)
+                return r;
+        closep(&en.in_fd); /* nothing to read: end of file at once */
+        en.in_fd = -EBADF;
 
         check_stream_init(&stream, expected, seen);
         for (int open_fds = 2; open_fds > 0;) {
-                struct pollfd pf[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+                struct pollfd pf[2] = { { en.out_fd, POLLIN, 0 }, { en.err_fd, POLLIN, 0 } };
                 long long left = deadline - now_ms();
                 char buf[4096];
                 ssize_t m;
@@ -336,11 +300,9 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                                 continue;
                         m = read(pf[i].fd, buf, sizeof(buf));
                         if (m <= 0) {
-                                close(i == 0 ? out[0] : err[0]);
-                                if (i == 0)
-                                        out[0] = -1;
-                                else
-                                        err[0] = -1;
+                                int *fd = i == 0 ? &en.out_fd : &en.err_fd;
+                                closep(fd);
+                                *fd = -EBADF;
                                 open_fds--;
                                 continue;
                         }
@@ -358,13 +320,10 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                         }
                 }
         }
-        if (out[0] >= 0)
-                close(out[0]);
-        if (err[0] >= 0)
-                close(err[0]);
         if (broken)
-                (void)kill(pid, SIGKILL);
-        status = wait_exit_status(pid);
+                (void)kill(en.pid, SIGKILL);
+        status = wait_exit_status(en.pid);
+        entered_done(&en);
         if (!broken && check_stream_end(&stream, &e) < 0) {
                 report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, true,
                             "the sandbox side wrote what is not a result: %s", e.message);

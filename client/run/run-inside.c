@@ -41,7 +41,8 @@ typedef struct InsideOptions {
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
         uint64_t max_file_bytes, max_total_bytes, max_files;
-        char **rest; /* after "--" */
+        bool dispose; /* export: remove the run's directory once the stream has ended */
+        char **rest;  /* after "--" */
 } InsideOptions;
 
 static int fail(const char *what, const char *detail)
@@ -70,6 +71,10 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                 if (strcmp(a, "--") == 0) {
                         o->rest = argv + i + 1;
                         return 0;
+                }
+                if (strcmp(a, "--dispose") == 0 && !o->dispose) {
+                        o->dispose = true;
+                        continue;
                 }
                 if (i + 1 >= argc)
                         return -EINVAL;
@@ -302,6 +307,44 @@ static int inside_agent(const InsideOptions *o)
         return 127;
 }
 
+/* ---- dispose ---- */
+
+/* Removes the run's directory, never following a link nor crossing a mount, and verifies it is gone. */
+static int dispose_run_dir(const char *run_dir)
+{
+        _cleanup_free_ char *parent = NULL;
+        _cleanup_close_ int parent_fd = -EBADF;
+        const char *name;
+        int r;
+
+        if (!path_is_plain_absolute(run_dir))
+                return fail("dispose: usage", NULL);
+        name = strrchr(run_dir, '/') + 1;
+        parent = strndup(run_dir, (size_t)(name - run_dir));
+        if (!parent)
+                return fail("out of memory", NULL);
+        parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (parent_fd < 0)
+                return fail("cannot open the run's parent", strerror(errno));
+        r = remove_tree_at(parent_fd, name);
+        if (r < 0)
+                return fail("cannot remove the run's directory", strerror(-r));
+        r = tree_is_gone_at(parent_fd, name);
+        if (r <= 0)
+                return fail("the run's directory is still there", r < 0 ? strerror(-r) : NULL);
+        return 0;
+}
+
+static int inside_dispose(const InsideOptions *o)
+{
+        if (!o->run_dir || *o->rest)
+                return fail("dispose: usage", NULL);
+        if (dispose_run_dir(o->run_dir) != 0)
+                return 1;
+        printf("disposed\n");
+        return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* ---- export ---- */
 
 static int inside_export(const InsideOptions *o)
@@ -354,35 +397,9 @@ static int inside_export(const InsideOptions *o)
         r = export_send_end(STDOUT_FILENO);
         if (r < 0)
                 return fail("export: cannot end the stream", strerror(-r));
-        return 0;
-}
-
-/* ---- dispose ---- */
-
-static int inside_dispose(const InsideOptions *o)
-{
-        _cleanup_free_ char *parent = NULL;
-        _cleanup_close_ int parent_fd = -EBADF;
-        const char *name;
-        int r;
-
-        if (!o->run_dir || *o->rest || !path_is_plain_absolute(o->run_dir))
-                return fail("dispose: usage", NULL);
-        name = strrchr(o->run_dir, '/') + 1;
-        parent = strndup(o->run_dir, (size_t)(name - o->run_dir));
-        if (!parent)
-                return fail("out of memory", NULL);
-        parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (parent_fd < 0)
-                return fail("cannot open the run's parent", strerror(errno));
-        r = remove_tree_at(parent_fd, name);
-        if (r < 0)
-                return fail("cannot remove the run's directory", strerror(-r));
-        r = tree_is_gone_at(parent_fd, name);
-        if (r <= 0)
-                return fail("the run's directory is still there", r < 0 ? strerror(-r) : NULL);
-        printf("disposed\n");
-        return fflush(stdout) == 0 ? 0 : 1;
+        /* The stream is whole: the same enter disposes of the run, saving one (nothing else of the sandbox
+         * user has lived since the runner's check before this enter). */
+        return o->dispose ? dispose_run_dir(o->run_dir) : 0;
 }
 
 int run_inside_main(int argc, char **argv)

@@ -106,10 +106,10 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
 {
         _cleanup_free_ char **outputs = NULL;
         RunPlan p = {
-                .timeout = c->run_timeout,
+                .timeout = (unsigned)c->run_timeout,
                 .max_file_bytes = c->run_max_file_bytes,
                 .max_total_bytes = c->run_max_total_bytes,
-                .max_files = c->run_max_files,
+                .max_files = (unsigned)c->run_max_files,
         };
         size_t n_outputs = 0;
         uint64_t v;

@@ -5,6 +5,7 @@
  * user ended and the end verified from /proc; the named outputs exported by a fresh enter (run-inside
  * export) and received with the limits enforced here; the egress log of the run saved; the run's
  * directories removed by the sandbox user (run-inside dispose) and that verified; the summary written. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -25,10 +26,10 @@
 #include "client.h"
 #include "config.h"
 #include "export-receive.h"
+#include "helper-call.h"
 #include "macro.h"
 #include "parse.h"
 #include "read-file.h"
-#include "run-helper.h"
 #include "run-inside.h"
 #include "run-output.h"
 #include "run-plan.h"
@@ -87,6 +88,7 @@ typedef struct Run {
         int out_fd;          /* the output directory */
         uint64_t log_offset; /* of the egress log when the run began */
         bool log_ok;
+        bool disposed; /* by the exporter, once its stream had ended */
 } Run;
 
 static void phase_start(const char *name)
@@ -373,7 +375,7 @@ static char *first_line(char *s)
 static int phase_clone(Run *run)
 {
         const RunPlan *p = &run->plan;
-        char *args[16 + 2 * 64] = {};
+        char *args[12 + 2 * RUN_TRUSTED_PATHS_MAX] = {};
         char detail[SUMMARY_TEXT_MAX];
         CloneOut out = { .run = run, .tty = isatty(STDERR_FILENO) == 1 };
         Pump pump = { .run = run,
@@ -389,6 +391,7 @@ static int phase_clone(Run *run)
         int r;
 
         phase_start("clone");
+        args[k++] = (char *)"run-inside";
         args[k++] = (char *)"clone";
         args[k++] = (char *)"--run-dir";
         args[k++] = run->run_dir;
@@ -398,7 +401,8 @@ static int phase_clone(Run *run)
         args[k++] = (char *)(p->commit ? p->commit : p->ref);
         args[k++] = (char *)"--base";
         args[k++] = (char *)p->base;
-        for (char **t = run->config->run_trusted_paths; *t && k + 3 < ELEMENTSOF(args); t++) {
+        for (char **t = run->config->run_trusted_paths; *t; t++) {
+                assert(k + 2 < ELEMENTSOF(args));
                 args[k++] = (char *)"--trusted";
                 args[k++] = *t;
         }
@@ -526,11 +530,12 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
                 return RUN_EXIT_NOT_RUN;
         }
         pump.input = input;
-        args = calloc(n + 8, sizeof(char *));
+        args = calloc(n + 9, sizeof(char *));
         if (!args) {
                 phase_end(run, "agent", t0, false, "out of memory");
                 return RUN_EXIT_NOT_RUN;
         }
+        args[k++] = (char *)"run-inside";
         args[k++] = (char *)"agent";
         args[k++] = (char *)"--run-dir";
         args[k++] = run->run_dir;
@@ -590,7 +595,7 @@ static int phase_export(Run *run)
         int r, status;
 
         phase_start("export");
-        args = calloc(2 * n + 3 * 2 * 64 + 16, sizeof(char *));
+        args = calloc(n + 2 * RUN_TRUSTED_PATHS_MAX + 16, sizeof(char *));
         names = calloc(n + 2, sizeof(char *));
         if (!args || !names) {
                 phase_end(run, "export", t0, false, "out of memory");
@@ -608,6 +613,7 @@ static int phase_export(Run *run)
         (void)snprintf(num[0], sizeof(num[0]), "%llu", p->max_file_bytes);
         (void)snprintf(num[1], sizeof(num[1]), "%llu", p->max_total_bytes);
         (void)snprintf(num[2], sizeof(num[2]), "%u", p->max_files);
+        args[k++] = (char *)"run-inside";
         args[k++] = (char *)"export";
         args[k++] = (char *)"--run-dir";
         args[k++] = run->run_dir;
@@ -617,10 +623,11 @@ static int phase_export(Run *run)
         args[k++] = num[1];
         args[k++] = (char *)"--max-files";
         args[k++] = num[2];
+        args[k++] = (char *)"--dispose";
         if (p->patch) {
                 args[k++] = (char *)"--commit";
                 args[k++] = run->summary.commit;
-                for (char **t = run->config->run_trusted_paths; *t && k < 3 * 2 * 64; t++) {
+                for (char **t = run->config->run_trusted_paths; *t; t++) {
                         args[k++] = (char *)"--trusted";
                         args[k++] = *t;
                 }
@@ -670,6 +677,7 @@ static int phase_export(Run *run)
                 phase_end(run, "export", t0, false, detail);
                 return RUN_EXIT_CLEANUP;
         }
+        run->disposed = true;
         (void)snprintf(detail, sizeof(detail), "%zu exported (%llu bytes), %zu refused, %zu missing%s",
                        res.n_exported, (unsigned long long)res.total_bytes, res.n_refused, res.n_missing,
                        res.limit_hit ? "; a limit was hit" : "");
@@ -743,7 +751,7 @@ static int dispose_on_out(const char *data, size_t n, void *userdata)
 
 static int phase_dispose(Run *run)
 {
-        char *args[] = { (char *)"dispose", (char *)"--run-dir", run->run_dir, NULL };
+        char *args[] = { (char *)"run-inside", (char *)"dispose", (char *)"--run-dir", run->run_dir, NULL };
         char detail[SUMMARY_TEXT_MAX];
         CloneOut out = { .run = run };
         Pump pump = { .run = run,
@@ -785,6 +793,24 @@ static int phase_dispose(Run *run)
         }
         phase_end(run, "dispose", t0, true,
                   "the run's directory removed, and verified gone by the sandbox user");
+        return RUN_EXIT_OK;
+}
+
+/* The exporter removed the run's directory and verified it gone; its own process must be gone too. */
+static int phase_disposed_by_exporter(Run *run)
+{
+        char detail[SUMMARY_TEXT_MAX];
+        long long t0 = now_ms();
+        int r;
+
+        phase_start("dispose");
+        r = end_sandbox(run, detail, sizeof(detail));
+        if (r < 0) {
+                phase_end(run, "dispose", t0, false, detail);
+                return RUN_EXIT_CLEANUP;
+        }
+        phase_end(run, "dispose", t0, true,
+                  "the run's directory removed by the exporter, and verified gone by the sandbox user");
         return RUN_EXIT_OK;
 }
 
@@ -979,9 +1005,11 @@ int run_main(int argc, char **argv)
                 status = worse(status, phase_export(&run));
         phase_egress_log(&run);
 
-        /* 6. Disposal, also of a run that failed or was cancelled. */
-        if (disposable)
+        /* 6. Disposal, also of a run that failed or was cancelled; after an export, the exporter did it. */
+        if (disposable && !run.disposed)
                 status = worse(status, phase_dispose(&run));
+        else if (disposable)
+                status = worse(status, phase_disposed_by_exporter(&run));
 
         run.summary.exit_status = status;
         run.summary.result = result_word(status, run.cancel_signal != 0);

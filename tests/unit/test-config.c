@@ -529,6 +529,13 @@ static const Refusal refusals[] = {
         { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },
         { "[run]\nconfine = \"none\"\n", 2, 1, "[run] unknown key \"confine\"" },
         { "[rnu]\n", 1, 1, "unknown table [rnu] (did you mean [run]?)" },
+        { "[run]\ntrusted-paths = "
+          "[\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+          "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+          "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+          "\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+          "\"a\",\"a\",\"a\",\"a\"]\n",
+          2, 17, "[run] trusted-paths: more than 64 paths" },
         /* Tables and keys */
         { "[sandbox]\nusr = \"x\"\n", 2, 1, "[sandbox] unknown key \"usr\" (did you mean \"user\"?)" },
         { "[sandbox]\nshell = \"/bin/sh\"\n", 2, 1, "[sandbox] unknown key \"shell\"" },

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The runner side's calls of the root helper for `run`: kill-user, proxy-log, and enter of this binary's
- * sandbox side with its standard streams on sockets the runner reads, a pidfd to wait on. */
+/* The runner side's calls of the root helper, through sudo, for the check and run: kill-user, proxy-log,
+ * and enter of this binary's own sandbox side with its standard streams on sockets the caller pumps and a
+ * pidfd to wait on; and the runner's own count of what the sandbox user still runs. */
 #pragma once
 
 #include <stddef.h>
@@ -17,7 +18,7 @@ typedef struct Entered {
         int err_fd; /* its standard error */
 } Entered;
 
-/* sudo -n -- HELPER helper enter --chdir DIR -- SELF run-inside ARGS... (args NULL-terminated). */
+/* sudo -n -- HELPER helper enter --chdir DIR -- SELF ARGS... (args NULL-terminated), SELF this binary. */
 int helper_enter_self(const char *dir, char *const *args, Entered *ret);
 void entered_done(Entered *e);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "run-helper.h"
+#include "helper-call.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +54,7 @@ int helper_enter_self(const char *dir, char *const *args, Entered *ret)
         exe[len] = '\0';
         while (args[n])
                 n++;
-        argv = calloc(n + 12, sizeof(char *));
+        argv = calloc(n + 11, sizeof(char *));
         if (!argv)
                 return -ENOMEM;
         argv[k++] = (char *)SUDO_PATH;
@@ -67,7 +67,6 @@ int helper_enter_self(const char *dir, char *const *args, Entered *ret)
         argv[k++] = (char *)dir;
         argv[k++] = (char *)"--";
         argv[k++] = exe;
-        argv[k++] = (char *)"run-inside";
         for (size_t i = 0; i < n; i++)
                 argv[k++] = args[i];
 
