@@ -317,6 +317,40 @@ expect_eq "... the partial clone disposed of" 0 "$(run_dirs)"
 rm -rf "$BIG"
 
 # ---------------------------------------------------------------------------------------------------------
+# Over https, through the egress proxy (which ends TLS: the clone trusts its authority), from the fake
+# internet's git server (tests/host/run publishes it, read-only). The fetch posts its negotiation to
+# git-upload-pack, which the policy must admit: a rule for the fake host, as the shipped one is for GitHub.
+echo "# a clone over https through the egress proxy"
+URL=https://www.fake.test/git/fixture.git
+POLICY=/opt/egress-proxy/policy/policy.toml
+REMOTE_PR=$(git ls-remote "$URL" refs/heads/pr | cut -f1)
+REMOTE_MAIN=$(git ls-remote "$URL" refs/heads/main | cut -f1)
+expect_eq "the fake git server answers root directly" 40 "${#REMOTE_PR}"
+run_as_runner --repo "$URL" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-https-refused" \
+        --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"
+expect_eq "without a rule for git-upload-pack: never started (4)" 4 "$status"
+expect_contains "... the clone says why" "clone: FAILED" "$(cat "$work/run.err")"
+cp -p "$POLICY" "$work/policy.orig"
+on_exit "cp -p $work/policy.orig $POLICY; $CLIENT egress stop; $CLIENT egress start"
+printf '\n[[write]]\nname = "ajt-git-fetch"\nwhy = "the fake git server: fetch only"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/git/**/git-upload-pack"]\n' >>"$POLICY"
+{ "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || { sed 's/^/# proxy: /' "$work/proxy.out"; fail "the proxy did not restart"; }
+run_as_runner --repo "$URL" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-https" \
+        --output out/review.md --output out/trusted-seen.json --patch -- /usr/bin/env $AGENT_ENV "$AGENT"
+expect_eq "a clone over https through the proxy: status 0" 0 "$status"
+[ "$status" = 0 ] || show
+expect_contains "... of the commit the ref named" "# review of $REMOTE_PR" \
+        "$(cat "$RUNNER_HOME/run-https/workspace/out/review.md" 2>&1)"
+expect_contains "... the base resolved over https too" "\"base-commit\": \"$REMOTE_MAIN\"" \
+        "$(cat "$RUNNER_HOME/run-https/summary.json")"
+expect_eq "... the trusted path from the base" '{"trusted":"base"}' \
+        "$(cat "$RUNNER_HOME/run-https/workspace/out/trusted-seen.json" 2>&1)"
+expect_contains "... its upload-pack request is in the run's egress log, allowed" \
+        '"method":"POST","host":"www.fake.test","path":"/git/fixture.git/git-upload-pack","decision":"allow"' \
+        "$(cat "$RUNNER_HOME/run-https/egress.jsonl")"
+cp -p "$work/policy.orig" "$POLICY"
+{ "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# a second run afterwards works, by ref"
 run_as_runner --repo "$REPO" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-ok" \
         --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"

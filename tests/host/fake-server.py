@@ -3,13 +3,15 @@
 namespace it runs in (tests/host/run starts it there). Each answer is one JSON line naming the address
 that was asked, so a test knows which fake host it reached; 169.254.169.254 answers as a stand-in for a
 cloud metadata service. Every request is remembered, and GET /_ajh/requests on any server returns them,
-so a test can prove that a refused request never arrived.
+so a test can prove that a refused request never arrived. Below /git/ every server is a read-only git
+smart-HTTP server (git http-backend, upload-pack only) of the repositories in GIT_ROOT.
 
-usage: fake-server.py CERT KEY READY_FILE
+usage: fake-server.py CERT KEY READY_FILE GIT_ROOT
 """
 import json
 import socket
 import ssl
+import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,6 +23,8 @@ NAMES = {
     "169.254.169.254": "metadata",
 }
 MAX_BODY = 1 << 20
+GIT_BACKEND = "/usr/lib/git-core/git-http-backend"
+git_root = None
 seen = []
 seen_lock = threading.Lock()
 
@@ -34,10 +38,65 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
+    def read_body(self):
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            body = b""
+            while len(body) <= MAX_BODY:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                body += self.rfile.read(size)
+                self.rfile.readline()
+            return body
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(min(length, MAX_BODY)) if length > 0 else b""
+
+    def git(self, body):
+        """git http-backend as a CGI program; receive-pack stays off (no REMOTE_USER)."""
+        path, _, query = self.path.partition("?")
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "GIT_PROJECT_ROOT": git_root,
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "PATH_INFO": path[len("/git"):],
+            "QUERY_STRING": query,
+            "REQUEST_METHOD": self.command,
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
+            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+            "REMOTE_ADDR": self.client_address[0],
+        }
+        try:
+            out = subprocess.run([GIT_BACKEND], input=body, env=env, capture_output=True, timeout=60).stdout
+        except subprocess.TimeoutExpired:
+            out = b""
+        head, sep, payload = out.partition(b"\r\n\r\n")
+        if not sep:
+            head, sep, payload = out.partition(b"\n\n")
+        status, headers = 200, []
+        for line in head.decode("latin-1").splitlines():
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.split()[0])
+            elif name:
+                headers.append((name, value.strip()))
+        if not sep:
+            status, headers, payload = 502, [("Content-Type", "text/plain")], b"git http-backend failed\n"
+        self.send_response(status)
+        for name, value in headers:
+            if name.lower() not in ("content-length", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
     def answer(self):
         local = self.connection.getsockname()[0]
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(min(length, MAX_BODY)) if length > 0 else b""
+        body = self.read_body()
         tls = isinstance(self.connection, ssl.SSLSocket)
         record = {
             "server": NAMES.get(local, local),
@@ -54,6 +113,9 @@ class Handler(BaseHTTPRequestHandler):
         else:
             with seen_lock:
                 seen.append(record)
+            if self.path.startswith("/git/"):
+                self.git(body)
+                return
             out = (json.dumps(record) + "\n").encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -71,7 +133,8 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
-    cert, key, ready = sys.argv[1:4]
+    global git_root
+    cert, key, ready, git_root = sys.argv[1:5]
     plain = Server(("0.0.0.0", 80), Handler)
     secure = Server(("0.0.0.0", 443), Handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
