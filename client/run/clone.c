@@ -2,7 +2,6 @@
 #include "clone.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "remove-tree.h"
 
 /* 40 hex digits and the NUL: SHA-1 ids, which is what libgit2 1.5 has (1.9's SHA-256 is experimental). */
 #define OID_HEX_SIZE 41
@@ -23,12 +23,6 @@ DEFINE_GIT_FREEP(git_remote)
 DEFINE_GIT_FREEP(git_object)
 DEFINE_GIT_FREEP(git_tree)
 DEFINE_GIT_FREEP(git_tree_entry)
-
-static void closedirp(DIR **d)
-{
-        if (*d)
-                (void)closedir(*d);
-}
 
 static bool has_control_byte(const char *s, size_t n)
 {
@@ -326,38 +320,6 @@ static int checkout(git_repository *repo, const git_object *treeish, git_tree *b
         return git_checkout_tree(repo, treeish, &opts) < 0 ? -EIO : 0;
 }
 
-/* Removes the directory name below dirfd with all it holds. No link is followed: a link is an entry. */
-static int remove_tree_at(int dirfd, const char *name)
-{
-        _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                (void)close(fd);
-                return -errno;
-        }
-        for (errno = 0; (de = readdir(d)); errno = 0) {
-                struct stat st;
-                int r;
-
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
-                if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        return -errno;
-                r = S_ISDIR(st.st_mode) ? remove_tree_at(fd, de->d_name)
-                                        : RET_NERRNO(unlinkat(fd, de->d_name, 0));
-                if (r < 0)
-                        return r;
-        }
-        if (errno != 0)
-                return -errno;
-        return RET_NERRNO(unlinkat(dirfd, name, AT_REMOVEDIR));
-}
-
 /* Removes path below rootfd, following no link. Something that is not a directory on the way (a link
  * above all) is removed itself: nothing of the commit's may stand where the base has a directory. */
 static int remove_nofollow(int rootfd, const char *path, bool *ret_removed)
@@ -386,7 +348,7 @@ static int remove_nofollow(int rootfd, const char *path, bool *ret_removed)
                 at = fd;
         }
         *ret_removed = true;
-        return S_ISDIR(st.st_mode) ? remove_tree_at(at, component) : RET_NERRNO(unlinkat(at, component, 0));
+        return remove_tree_at(at, component);
 }
 
 static int replace_trusted_paths(git_repository *repo, const CloneRequest *req, const git_object *base,

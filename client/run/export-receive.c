@@ -23,6 +23,7 @@ typedef struct Receiver {
         int outdir_fd;
         const ExportLimits *limits;
         ExportEntry *entries;
+        ExportEntry **by_name; /* the entries sorted by name, for bsearch() */
         size_t n_entries;
         Strv dirs;            /* the directories this call made, parents first */
         ExportEntry *current; /* between FILE and DONE */
@@ -135,18 +136,23 @@ static void refuse_error(Receiver *rc, int error)
         }
 }
 
+static int compare_entries(const void *a, const void *b)
+{
+        return strcmp((*(ExportEntry *const *)a)->name, (*(ExportEntry *const *)b)->name);
+}
+
 static int find_entry(Receiver *rc, const char *name, ExportEntry **ret)
 {
-        for (size_t i = 0; i < rc->n_entries; i++) {
-                if (strcmp(rc->entries[i].name, name) != 0)
-                        continue;
-                /* Every entry named before is decided by now: FILE and REFUSE come only outside a file. */
-                if (rc->entries[i].state != EXPORT_MISSING)
-                        return aj_error(rc->reterr, EBADMSG, 0, 0, "a second record for \"%.256s\"", name);
-                *ret = &rc->entries[i];
-                return 0;
-        }
-        return aj_error(rc->reterr, EBADMSG, 0, 0, "\"%.256s\" was not requested", name);
+        ExportEntry key = { .name = name }, *k = &key, **found;
+
+        found = bsearch(&k, rc->by_name, rc->n_entries, sizeof(ExportEntry *), compare_entries);
+        if (!found)
+                return aj_error(rc->reterr, EBADMSG, 0, 0, "\"%.256s\" was not requested", name);
+        /* Every entry named before is decided by now: FILE and REFUSE come only outside a file. */
+        if ((*found)->state != EXPORT_MISSING)
+                return aj_error(rc->reterr, EBADMSG, 0, 0, "a second record for \"%.256s\"", name);
+        *ret = *found;
+        return 0;
 }
 
 static int on_file_begin(const char *name, void *userdata)
@@ -289,12 +295,20 @@ int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLim
                                 "the requested outputs are not distinct plain relative paths");
         rc.n_entries = strv_length(names);
         rc.entries = calloc(rc.n_entries + 1, sizeof(ExportEntry));
-        if (!rc.entries)
+        rc.by_name = calloc(rc.n_entries + 1, sizeof(ExportEntry *));
+        if (!rc.entries || !rc.by_name) {
+                free(rc.entries);
+                free(rc.by_name);
                 return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
-        for (size_t i = 0; i < rc.n_entries; i++)
+        }
+        for (size_t i = 0; i < rc.n_entries; i++) {
                 rc.entries[i].name = names[i];
+                rc.by_name[i] = &rc.entries[i];
+        }
+        qsort(rc.by_name, rc.n_entries, sizeof(ExportEntry *), compare_entries);
 
         r = receive_stream(&rc, in_fd, reterr);
+        free(rc.by_name);
         if (r < 0) {
                 /* Nothing half-exported remains: this call's files, then its directories. */
                 if (rc.current)

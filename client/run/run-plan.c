@@ -22,6 +22,14 @@ bool run_commit_valid(const char *s)
         return n == RUN_COMMIT_HEXLEN;
 }
 
+static bool has_control(const char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < ' ' || *s == 0x7f)
+                        return true;
+        return false;
+}
+
 static bool has_control_or_space(const char *s)
 {
         for (; *s; s++)
@@ -86,6 +94,19 @@ bool run_output_valid(const char *s)
         return path_is_plain_relative(s, false) && strcmp(s, ".git") != 0 && strncmp(s, ".git/", 5) != 0;
 }
 
+/* What a message may quote of an argument: at most QUOTE_MAX bytes, a control character as '?', so the
+ * message stays one line whatever the caller gave. */
+#define QUOTE_MAX 64
+static const char *quote(const char *s, char buf[static QUOTE_MAX + 4])
+{
+        size_t n = 0;
+
+        for (; s[n] && n < QUOTE_MAX; n++)
+                buf[n] = (unsigned char)s[n] < ' ' || s[n] == 0x7f ? '?' : s[n];
+        strcpy(buf + n, s[n] ? "..." : "");
+        return buf;
+}
+
 void run_plan_done(RunPlan *p)
 {
         strv_free(p->outputs);
@@ -95,10 +116,11 @@ void run_plan_done(RunPlan *p)
 static int parse_limit(const char *opt, const char *v, uint64_t min, uint64_t max, uint64_t *ret, AjError *e)
 {
         int r = parse_decimal(v, strlen(v), max, ret);
+        char q[QUOTE_MAX + 4];
 
         if (r < 0 || *ret < min)
-                return aj_error(e, EINVAL, 0, 0, "%s: \"%.64s\" is not a number from %llu to %llu", opt, v,
-                                (unsigned long long)min, (unsigned long long)max);
+                return aj_error(e, EINVAL, 0, 0, "%s: \"%s\" is not a number from %llu to %llu", opt,
+                                quote(v, q), (unsigned long long)min, (unsigned long long)max);
         return 0;
 }
 
@@ -112,6 +134,7 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                 .max_files = (unsigned)c->run_max_files,
         };
         size_t n_outputs = 0;
+        char q[QUOTE_MAX + 4];
         uint64_t v;
         int i, r;
 
@@ -143,7 +166,7 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                         continue;
                 }
                 if (!slot && !is_limit && strcmp(a, "--output") != 0)
-                        return aj_error(e, EINVAL, 0, 0, "unknown argument \"%.64s\"", a);
+                        return aj_error(e, EINVAL, 0, 0, "unknown argument \"%s\"", quote(a, q));
                 if (i + 1 >= argc)
                         return aj_error(e, EINVAL, 0, 0, "%s needs a value", a);
                 val = argv[++i];
@@ -154,14 +177,14 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                 } else if (strcmp(a, "--output") == 0) {
                         if (!run_output_valid(val))
                                 return aj_error(e, EINVAL, 0, 0,
-                                                "--output \"%.64s\": not a plain relative path in the clone "
+                                                "--output \"%s\": not a plain relative path in the clone "
                                                 "(no leading \"/\", no empty, \".\" or \"..\" component, "
                                                 "not inside .git)",
-                                                val);
+                                                quote(val, q));
                         for (size_t k = 0; k < n_outputs; k++)
                                 if (strcmp(outputs[k], val) == 0)
-                                        return aj_error(e, EINVAL, 0, 0, "--output \"%.64s\" is given twice",
-                                                        val);
+                                        return aj_error(e, EINVAL, 0, 0, "--output \"%s\" is given twice",
+                                                        quote(val, q));
                         if (n_outputs >= RUN_OUTPUTS_MAX)
                                 return aj_error(e, EINVAL, 0, 0, "more than %d outputs", RUN_OUTPUTS_MAX);
                         outputs[n_outputs++] = (char *)val;
@@ -192,28 +215,32 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                 return aj_error(e, EINVAL, 0, 0, "missing --repo");
         if (!run_repo_valid(p.repo))
                 return aj_error(e, EINVAL, 0, 0,
-                                "--repo \"%.64s\": neither an https:// URL without user info nor a plain "
+                                "--repo \"%s\": neither an https:// URL without user info nor a plain "
                                 "absolute path",
-                                p.repo);
+                                quote(p.repo, q));
         if (!p.commit == !p.ref)
                 return aj_error(e, EINVAL, 0, 0, "give exactly one of --commit and --ref");
         if (p.commit && !run_commit_valid(p.commit))
-                return aj_error(e, EINVAL, 0, 0, "--commit \"%.64s\": not 40 lowercase hexadecimal digits",
-                                p.commit);
+                return aj_error(e, EINVAL, 0, 0, "--commit \"%s\": not 40 lowercase hexadecimal digits",
+                                quote(p.commit, q));
         if (p.ref && !run_ref_valid(p.ref))
-                return aj_error(e, EINVAL, 0, 0, "--ref \"%.64s\": not a valid ref name", p.ref);
+                return aj_error(e, EINVAL, 0, 0, "--ref \"%s\": not a valid ref name", quote(p.ref, q));
         if (!p.base)
                 return aj_error(e, EINVAL, 0, 0, "missing --base");
         if (!run_branch_valid(p.base))
-                return aj_error(e, EINVAL, 0, 0, "--base \"%.64s\": not a valid branch name", p.base);
+                return aj_error(e, EINVAL, 0, 0, "--base \"%s\": not a valid branch name", quote(p.base, q));
         if (!p.task)
                 return aj_error(e, EINVAL, 0, 0, "missing --task");
-        if (!path_is_plain_absolute(p.task))
-                return aj_error(e, EINVAL, 0, 0, "--task \"%.64s\": not a plain absolute path", p.task);
+        if (!path_is_plain_absolute(p.task) || has_control(p.task))
+                return aj_error(e, EINVAL, 0, 0,
+                                "--task \"%s\": not a plain absolute path without control characters",
+                                quote(p.task, q));
         if (!p.out_dir)
                 return aj_error(e, EINVAL, 0, 0, "missing --out");
-        if (!path_is_plain_absolute(p.out_dir) || strcmp(p.out_dir, "/") == 0)
-                return aj_error(e, EINVAL, 0, 0, "--out \"%.64s\": not a plain absolute path", p.out_dir);
+        if (!path_is_plain_absolute(p.out_dir) || strcmp(p.out_dir, "/") == 0 || has_control(p.out_dir))
+                return aj_error(e, EINVAL, 0, 0,
+                                "--out \"%s\": not a plain absolute path without control characters",
+                                quote(p.out_dir, q));
         if (p.setup && (p.setup[0] == '\0' || strchr(p.setup, '\n') || strlen(p.setup) > 4096))
                 return aj_error(e, EINVAL, 0, 0,
                                 "--setup: the command must be one non-empty line of at most 4096 bytes");

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "check-record.h"
+#include "check-text.h"
 #include "client.h"
 #include "config.h"
 #include "export-receive.h"
@@ -96,12 +97,16 @@ static void phase_start(const char *name)
         say("%s: started", name);
 }
 
+/* detail may quote the sandbox side (a clone's error from the server): one line, no control character,
+ * and no workflow command, on the job's log and in the summary. */
 static void phase_end(Run *run, const char *name, long long t0, bool ok, const char *detail)
 {
         double s = (double)(now_ms() - t0) / 1000.0;
+        char safe[SUMMARY_TEXT_MAX];
 
-        say("%s: %s in %.3f s%s%s", name, ok ? "ok" : "FAILED", s, detail[0] ? ": " : "", detail);
-        (void)summary_phase(&run->summary, name, s, ok, "%s", detail);
+        (void)check_escape(detail, safe, sizeof(safe));
+        say("%s: %s in %.3f s%s%s", name, ok ? "ok" : "FAILED", s, safe[0] ? ": " : "", safe);
+        (void)summary_phase(&run->summary, name, s, ok, "%s", safe);
 }
 
 static bool cancel_pending(Run *run)

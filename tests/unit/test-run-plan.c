@@ -187,6 +187,19 @@ static const Refusal refusals[] = {
           "--setup: the command must be one non-empty line" },
         { { BASE, "--patch", "--setup", "a\nb", "--", "a", NULL }, "--setup" },
         { { BASE, "--patch", "--", "", NULL }, "missing the agent's command" },
+        { { BASE, "--x\ny", NULL }, "unknown argument \"--x?y\"" },
+        { { "--repo", "/r", "--commit", C1, "--base", "m", "--task", "/t\n", "--out", "/o", "--patch", "--",
+            "a", NULL },
+          "--task \"/t?\"" },
+        { { "--repo", "/r", "--commit", C1, "--base", "m", "--task", "/t", "--out", "/o\tx", "--patch", "--",
+            "a", NULL },
+          "--out \"/o?x\"" },
+        { { BASE, "--output", "a\x1b[2J", "--", "a", NULL }, "--output \"a?[2J\"" },
+        { { BASE, "--patch", "--timeout", "1\n", "--", "a", NULL }, "--timeout: \"1?\"" },
+        { { BASE, "--output",
+            "../aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "--", "a",
+            NULL },
+          "--output \"../aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\"" },
 };
 
 START_TEST(test_refusals)
