@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The fixed overhead of `agentic-job run` around an agent that does nothing (true), on a repository of 100
+# files, inside a booted test host after `sandbox setup` (egress proxy on): its whole wall time and each
+# phase's, against what a user would otherwise run for the same clone and agent, `sandbox exec` of git
+# clone --no-checkout and git checkout of the commit, then true, interleaved rounds, best of each, as a
+# ratio. Reports only; asserts nothing about time.
+#
+# usage: bash tests/host/run --release trixie|bookworm tests/bench/run-overhead.sh [ROUNDS]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/../integration/lib.sh"
+
+require_test_host tests/bench/run-overhead.sh
+rounds=${1:-10}
+build=${AJH_BUILD:-/build}
+CLIENT=/usr/local/bin/agentic-job
+RUNNER=runner
+SANDBOX=runner-sandbox
+REPO=/srv/ajt-bench-repo
+work=$(mktemp -d /tmp/ajt-bench.XXXXXX)
+chmod 0755 "$work"
+on_exit "rm -rf $work"
+
+ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
+useradd --create-home --shell /bin/bash "$RUNNER"
+RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
+rm -f /etc/resolv.conf
+printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
+printf '[sandbox]\nuser = "%s"\nrunner-user = "%s"\ngroups = []\n\n[egress]\nproxy = true\n' \
+        "$SANDBOX" "$RUNNER" >"$work/config.toml"
+"$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1 ||
+        { sed 's/^/# setup: /' "$work/setup.out"; echo "Bail out! setup failed"; exit 1; }
+SANDBOX_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
+
+install -d -m 0755 "$REPO"
+git -c init.defaultBranch=main -C "$REPO" init -q
+for d in $(seq 1 10); do
+        mkdir -p "$REPO/d$d"
+        for f in $(seq 1 10); do head -c $((200 * f)) /dev/zero | tr '\0' "$((f % 10))" >"$REPO/d$d/f$f"; done
+done
+git -C "$REPO" add -A
+git -c user.name=b -c user.email=b@b.test -C "$REPO" commit -qm bench
+COMMIT=$(git -C "$REPO" rev-parse HEAD)
+chmod -R a+rX "$REPO"
+echo "bench" >"$work/task"
+chmod 0644 "$work/task"
+as_runner() { runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$@" </dev/null; }
+
+best_run=999999 best_exec=999999
+for i in $(seq 1 "$rounds"); do
+        t0=$(date +%s%N)
+        as_runner "$CLIENT" run --repo "$REPO" --commit "$COMMIT" --base main --task "$work/task" \
+                --out "$RUNNER_HOME/bench-$i" --patch -- /bin/true >/dev/null 2>"$work/run.err" ||
+                { cat "$work/run.err"; echo "Bail out! run failed"; exit 1; }
+        t1=$(date +%s%N)
+        as_runner "$CLIENT" sandbox exec -- sh -c "git clone -q --no-checkout $REPO c && git -C c checkout -q $COMMIT && true; rm -rf c" \
+                >/dev/null 2>&1 || { echo "Bail out! sandbox exec of git failed"; exit 1; }
+        t2=$(date +%s%N)
+        r=$(((t1 - t0) / 1000000)) x=$(((t2 - t1) / 1000000))
+        [ "$r" -lt "$best_run" ] && { best_run=$r; cp "$work/run.err" "$work/best.err"; }
+        [ "$x" -lt "$best_exec" ] && best_exec=$x
+        rm -rf "$RUNNER_HOME/bench-$i"
+done
+[ -z "$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*')" ] || { echo "Bail out! a run's directory was left"; exit 1; }
+
+echo "# ${AJH_RELEASE:-?}: run of a true agent on a $(git -C "$REPO" ls-files | wc -l)-file repository, best of $rounds rounds"
+echo "#   agentic-job run (record, kill-user, clone, agent, shutdown, export of the patch, egress log, disposal, summary): $best_run ms"
+echo "#   sandbox exec -- git clone --no-checkout + git checkout + true:                                             $best_exec ms"
+awk -v a="$best_run" -v b="$best_exec" 'BEGIN { printf "#   ratio run / sandbox exec: %.2f\n", a / b }'
+echo "#   the phases of the best run:"
+sed -n 's/^agentic-job run: \([a-z-]*\): ok in \([0-9.]*\) s.*/#     \1 \2 s/p' "$work/best.err"
+pass "the benchmark ran ($rounds rounds)"
+finish
