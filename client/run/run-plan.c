@@ -101,8 +101,11 @@ static const char *quote(const char *s, char buf[static QUOTE_MAX + 4])
 {
         size_t n = 0;
 
-        for (; s[n] && n < QUOTE_MAX; n++)
-                buf[n] = (unsigned char)s[n] < ' ' || s[n] == 0x7f ? '?' : s[n];
+        for (; n < QUOTE_MAX && s[n]; n++) {
+                buf[n] = s[n];
+                if ((unsigned char)s[n] < ' ' || s[n] == 0x7f)
+                        buf[n] = '?';
+        }
         strcpy(buf + n, s[n] ? "..." : "");
         return buf;
 }
@@ -116,11 +119,12 @@ void run_plan_done(RunPlan *p)
 static int parse_limit(const char *opt, const char *v, uint64_t min, uint64_t max, uint64_t *ret, AjError *e)
 {
         int r = parse_decimal(v, strlen(v), max, ret);
-        char q[QUOTE_MAX + 4];
 
-        if (r < 0 || *ret < min)
+        if (r < 0 || *ret < min) {
+                char q[QUOTE_MAX + 4];
                 return aj_error(e, EINVAL, 0, 0, "%s: \"%s\" is not a number from %llu to %llu", opt,
                                 quote(v, q), (unsigned long long)min, (unsigned long long)max);
+        }
         return 0;
 }
 

@@ -181,12 +181,15 @@ static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
         bool exited = false, ended = false;
         long long settle = 0;
 
+        /* A write to a command that does not read must not hold up the pump. */
+        if (p->input && e->in_fd >= 0 && fcntl(e->in_fd, F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
         for (;;) {
                 struct pollfd pf[5] = {
                         { e->out_fd, POLLIN, 0 },
                         { e->err_fd, POLLIN, 0 },
                         { exited ? -1 : e->pidfd, POLLIN, 0 },
-                        { ended ? -1 : p->run->sigfd, POLLIN, 0 },
+                        { ended || !p->cancellable ? -1 : p->run->sigfd, POLLIN, 0 },
                         { p->input && e->in_fd >= 0 ? e->in_fd : -1, POLLOUT, 0 },
                 };
                 long long now = now_ms(), until = ended ? settle : p->deadline;
@@ -247,8 +250,13 @@ static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
                         exited = true;
                         p->status = wait_exit_status(e->pid);
                         if (!ended) {
-                                /* The command is gone; a daemon it left may still hold its streams. */
+                                /* The command is gone, and nothing it left may go on: a daemon of its
+                                 * would hold the streams open, or write on. The rest is read as it
+                                 * closes. */
+                                char detail[SUMMARY_TEXT_MAX];
+
                                 ended = true;
+                                (void)end_sandbox(p->run, detail, sizeof(detail));
                                 settle = now_ms() + SETTLE_MS;
                         }
                 }
@@ -683,11 +691,13 @@ static int phase_export(Run *run)
                 return RUN_EXIT_CLEANUP;
         }
         run->disposed = true;
-        (void)snprintf(detail, sizeof(detail), "%zu exported (%llu bytes), %zu refused, %zu missing%s",
+        (void)snprintf(detail, sizeof(detail), "%zu exported (%llu bytes), %zu refused, %zu missing%s%s",
                        res.n_exported, (unsigned long long)res.total_bytes, res.n_refused, res.n_missing,
-                       res.limit_hit ? "; a limit was hit" : "");
-        phase_end(run, "export", t0, !res.limit_hit, detail);
-        r = res.limit_hit ? RUN_EXIT_LIMIT : RUN_EXIT_OK;
+                       res.limit_hit ? "; a limit was hit" : "",
+                       res.n_failed ? "; the runner could not write some (see each)" : "");
+        /* An output the runner could not write (a full disk) is lost: the run failed, not the agent. */
+        phase_end(run, "export", t0, !res.limit_hit && res.n_failed == 0, detail);
+        r = res.n_failed ? RUN_EXIT_CLEANUP : res.limit_hit ? RUN_EXIT_LIMIT : RUN_EXIT_OK;
         export_result_done(&res);
         return r;
 }

@@ -143,6 +143,11 @@ fi
 # A daemon that ignores TERM, in a session of its own, and a process that keeps forking.
 setsid bash -c 'trap "" TERM HUP; exec -a ajt-daemon sleep 100000' </dev/null >/dev/null 2>&1 &
 bash -c 'while :; do (sleep 1000 &); sleep 0.01; done' </dev/null >/dev/null 2>&1 &
+# One that holds the agent's output open after it exits.
+sleep 100000 &
+# Its disk filled, last (outside the workspace, in the run's directory).
+head -c 1G /dev/zero >"$HOME/../fill" 2>/dev/null
+echo "agent: disk full: $(df -k --output=avail "$HOME" | tail -n 1 | tr -d ' ') KiB left"
 echo "agent: done"
 # A fork bomb at exit, bounded by its own process limit (the test host's, not the machine's).
 bash -c 'ulimit -u 600; b() { b | b & }; b' </dev/null >/dev/null 2>&1 &
@@ -163,11 +168,24 @@ run_as_runner() {
 }
 show() { sed 's/^/# | /' "$work/run.out" "$work/run.err"; }
 sandbox_processes() { pgrep -u "$SANDBOX_UID" | wc -l; }
+# client_of PID: the agentic-job that runuser PID started (its child, by parent pid): what a cancel signals.
+client_of() {
+        local c
+        for _ in $(seq 1 100); do
+                c=$(pgrep -P "$1" -x agentic-job) && { echo "$c"; return; }
+                sleep 0.05
+        done
+        echo "$1"
+}
 run_dirs() { find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' | wc -l; }
 # The agent needs to know where the runner's things are; the paths are not secret.
 AGENT_ENV="RUNNER_SECRET_PATH=$RUNNER_HOME/secret RUNNER_CHECKOUT=$RUNNER_HOME/checkout"
 
 # ---------------------------------------------------------------------------------------------------------
+# The sandbox user's home on a filesystem of its own, 64 MiB, as an operator who does not want it to fill
+# the runner's disk gives it: the agent fills it, and the export and the disposal must still work.
+mount -t tmpfs -o "size=64m,mode=0700,uid=$SANDBOX_UID,gid=$(id -g "$SANDBOX")" ajt-sandbox-home "$SANDBOX_HOME"
+on_exit "umount $SANDBOX_HOME"
 echo "# the hostile run"
 OUT=$RUNNER_HOME/run1
 OUTPUTS=(--output out/review.md --output out/attempts.txt --output out/trusted-seen.json
@@ -227,6 +245,9 @@ expect_lacks "no workflow command passes" "
 ::warning" "
 $agent_out"
 expect_eq "the output directory is the runner's, 0700" "700 $RUNNER" "$(stat -c '%a %U' "$OUT")"
+expect_contains "the agent filled its disk" "agent: disk full: 0 KiB left" "$agent_out"
+expect_eq "... and the disposal emptied it" 0 "$(find "$SANDBOX_HOME" -mindepth 1 -maxdepth 1 | wc -l)"
+umount "$SANDBOX_HOME"
 for phase in prepare clone agent shutdown export egress-log dispose; do
         expect_contains "phase $phase printed" "agentic-job run: $phase: started" "$(cat "$work/run.err")"
 done
@@ -270,9 +291,8 @@ for _ in $(seq 1 200); do
         grep -q "agent: sleeping" "$work/cancel.out" 2>/dev/null && break
         sleep 0.1
 done
-client_pid=$(pgrep -P "$runner_pid" -x agentic-job || true)
 expect_contains "the agent was running before the cancel" "agent: sleeping" "$(cat "$work/cancel.out")"
-kill -TERM "${client_pid:-$runner_pid}"
+kill -TERM "$(client_of "$runner_pid")"
 wait "$runner_pid"
 status=$?
 expect_eq "cancelled: status 1" 1 "$status"
@@ -297,21 +317,21 @@ chmod -R a+rX "$BIG"
 runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
         "$CLIENT" run --repo "$BIG" --commit "$BIG_COMMIT" --base main --task "$work/task.md" \
         --out "$RUNNER_HOME/run-cancel-clone" --patch -- /bin/true \
-        </dev/null >"$work/cancel.out" 2>"$work/cancel.err" &
+        </dev/null >"$work/cancel-clone.out" 2>"$work/cancel-clone.err" &
 runner_pid=$!
 for _ in $(seq 1 300); do
-        grep -q "clone: [0-9]*/[0-9]* objects" "$work/cancel.err" 2>/dev/null && break
+        grep -q "clone: [0-9]*/[0-9]* objects" "$work/cancel-clone.err" 2>/dev/null && break
         sleep 0.05
 done
-client_pid=$(pgrep -P "$runner_pid" -x agentic-job || true)
-kill -TERM "${client_pid:-$runner_pid}"
+expect_contains "the clone was under way before the cancel" "clone: started" "$(cat "$work/cancel-clone.err")"
+kill -TERM "$(client_of "$runner_pid")"
 wait "$runner_pid"
 status=$?
 expect_eq "cancelled mid-clone: status 1" 1 "$status"
-expect_contains "... the clone was under way and was cancelled" "clone: FAILED in" "$(cat "$work/cancel.err")"
+expect_contains "... the clone was cancelled" "clone: FAILED in" "$(cat "$work/cancel-clone.err")"
 expect_contains "... the summary says so" '"detail": "cancelled"' "$(cat "$RUNNER_HOME/run-cancel-clone/summary.json")"
-expect_lacks "... the agent never started" "agent: started" "$(cat "$work/cancel.err")"
-[ "$status" = 1 ] || sed 's/^/# | /' "$work/cancel.err"
+expect_lacks "... the agent never started" "agent: started" "$(cat "$work/cancel-clone.err")"
+[ "$status" = 1 ] || sed 's/^/# | /' "$work/cancel-clone.err"
 expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 expect_eq "... the partial clone disposed of" 0 "$(run_dirs)"
 rm -rf "$BIG"
@@ -347,6 +367,27 @@ expect_eq "... the trusted path from the base" '{"trusted":"base"}' \
 expect_contains "... its upload-pack request is in the run's egress log, allowed" \
         '"method":"POST","host":"www.fake.test","path":"/git/fixture.git/git-upload-pack","decision":"allow"' \
         "$(cat "$RUNNER_HOME/run-https/egress.jsonl")"
+# A commit that is no branch's tip: git's upload-pack refuses a bare id it does not advertise, so the
+# clone falls back to fetching the branches, and finds it there.
+git clone -q --bare "$URL" "$work/fixture-copy.git"
+INNER=$(git -C "$work/fixture-copy.git" rev-parse pr~1)
+run_as_runner --repo "$URL" --commit "$INNER" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-https-inner" \
+        --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"
+expect_eq "a commit no branch ends at, over https: status 0" 0 "$status"
+[ "$status" = 0 ] || show
+expect_contains "... fetched with the branches, the server having refused the bare id" "(fetched with the base)" \
+        "$(cat "$work/run.err")"
+expect_contains "... that commit checked out" "# review of $INNER" \
+        "$(cat "$RUNNER_HOME/run-https-inner/workspace/out/review.md" 2>&1)"
+expect_contains "... the summary says how" '"fetched-by-id": false' "$(cat "$RUNNER_HOME/run-https-inner/summary.json")"
+# The same commit from a server that sends what a branch reaches by its id (as GitHub does).
+run_as_runner --repo "${URL%.git}-by-id.git" --commit "$INNER" --base main --task "$work/task.md" \
+        --out "$RUNNER_HOME/run-https-by-id" --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"
+expect_eq "the same commit where the server sends it by id: status 0" 0 "$status"
+[ "$status" = 0 ] || show
+expect_contains "... fetched by its id" "(fetched by id)" "$(cat "$work/run.err")"
+expect_contains "... that commit checked out" "# review of $INNER" \
+        "$(cat "$RUNNER_HOME/run-https-by-id/workspace/out/review.md" 2>&1)"
 cp -p "$work/policy.orig" "$POLICY"
 { "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
 
