@@ -45,6 +45,9 @@ extern char **environ;
 #define HELPER_DIR    "/usr/local/libexec"
 #define POLICY_DIR    "/opt/egress-proxy/policy"
 #define SYSTEMD_RUN   "/usr/bin/systemd-run"
+#define PKCHECK       "/usr/bin/pkcheck"
+#define LOGINCTL      "/usr/bin/loginctl"
+#define RUN0          "/usr/bin/run0"
 #define METADATA_URL  "http://169.254.169.254/"
 #define CURL          "/usr/bin/curl"
 #define PROGRAM_MS    10000 /* any program a probe runs */
@@ -284,6 +287,112 @@ static void *probe_user_manager(void *unused)
                      "systemd-run --user started a unit: the sandbox user has a user manager");
         else
                 emit("user-manager", "ok", t, "systemd-run --user refused (status %d): no user manager", r);
+        return NULL;
+}
+
+/* polkit asked about the sandbox side's own process, for managing the machine's units (what run0 and
+ * systemctl need): setup's rule answers no to every action of the sandbox user. pkcheck's statuses: 0
+ * authorized, 1 not authorized, 2 an administrator could authorize it (a challenge), 3 dismissed; anything
+ * else is no answer. */
+static void *probe_polkit(void *unused)
+{
+        char pid[32];
+        long long t = now_ms();
+        int r;
+
+        (void)unused;
+        if (access(PKCHECK, X_OK) < 0) {
+                emit("polkit-control", "note", t, "no " PKCHECK ": polkit is not installed");
+                emit("polkit", "note", t, "not probed: polkit is not installed");
+                return NULL;
+        }
+        (void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
+        r = run((char *const[]){ (char *)PKCHECK, (char *)"--action-id",
+                                 (char *)"org.freedesktop.systemd1.manage-units", (char *)"--process", pid,
+                                 NULL },
+                environ, NULL, 0);
+        if (r < 0 || r > 3) {
+                emit("polkit-control", "fail", t, "pkcheck got no answer from polkitd (status %d)", r);
+                emit("polkit", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        emit("polkit-control", "ok", t, "polkitd answered pkcheck (status %d)", r);
+        if (r == 0)
+                emit("polkit", "fail", t,
+                     "polkit authorizes the sandbox user to manage the machine's units");
+        else if (r == 1)
+                emit("polkit", "ok", t, "polkit refuses the sandbox user to manage the machine's units");
+        else
+                emit("polkit", "fail", t,
+                     "polkit would let an administrator authorize it (status %d): no rule refuses the "
+                     "sandbox "
+                     "user",
+                     r);
+        return NULL;
+}
+
+/* Lingering keeps a user's manager, and what it started, after the user's last session. */
+static void *probe_linger(void *unused)
+{
+        long long t = now_ms();
+        int r;
+
+        (void)unused;
+        if (access("/run/systemd/system", F_OK) < 0 || access(LOGINCTL, X_OK) < 0) {
+                emit("linger-control", "note", t, "systemd-logind is not running here");
+                emit("linger", "note", t, "not probed: there is no logind");
+                return NULL;
+        }
+        r = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-legend", (char *)"list-users", NULL },
+                environ, NULL, 0);
+        if (r != 0) {
+                emit("linger-control", "fail", t, "loginctl list-users failed (status %d)", r);
+                emit("linger", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        emit("linger-control", "ok", t, "logind answers loginctl");
+        t = now_ms();
+        r = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password", (char *)"enable-linger",
+                                 NULL },
+                environ, NULL, 0);
+        if (r == 0) {
+                /* Undone at once, by the sandbox user itself: kill-user ends what it started. */
+                int undo = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password",
+                                                (char *)"disable-linger", NULL },
+                               environ, NULL, 0);
+                emit("linger", "fail", t, "loginctl enable-linger worked (undone: status %d)", undo);
+        } else
+                emit("linger", "ok", t, "loginctl enable-linger refused (status %d)", r);
+        return NULL;
+}
+
+/* run0 asks the service manager, through polkit, for a command as root: no setuid, so no_new_privs does
+ * not stop it; only polkit's answer does. */
+static void *probe_run0(void *unused)
+{
+        long long t = now_ms();
+        int r;
+
+        (void)unused;
+        if (access(RUN0, X_OK) < 0) {
+                emit("run0-control", "note", t, "no " RUN0 " (systemd 256 or newer has it)");
+                emit("run0", "note", t, "not probed: there is no run0");
+                return NULL;
+        }
+        r = run((char *const[]){ (char *)RUN0, (char *)"--version", NULL }, environ, NULL, 0);
+        if (r != 0) {
+                emit("run0-control", "fail", t, "run0 --version failed (status %d)", r);
+                emit("run0", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        emit("run0-control", "ok", t, "run0 runs");
+        t = now_ms();
+        r = run((char *const[]){ (char *)RUN0, (char *)"--no-ask-password", (char *)"/bin/true", NULL },
+                environ, NULL, 0);
+        if (r == 0)
+                emit("run0", "fail", t, "run0 ran a command as root for the sandbox user");
+        else
+                emit("run0", "ok", t, "run0 refused (status %d)", r);
         return NULL;
 }
 
@@ -662,8 +771,9 @@ static void *probe_local_abstract(void *unused)
 /* ---- the command ---- */
 
 static void *(*const probes[])(void *) = {
-        probe_groups,  probe_private_dirs, probe_state_write, probe_user_manager,
-        probe_network, probe_egress_post,  probe_local_tcp,   probe_local_abstract,
+        probe_groups,      probe_private_dirs, probe_state_write,    probe_user_manager,
+        probe_polkit,      probe_linger,       probe_run0,           probe_network,
+        probe_egress_post, probe_local_tcp,    probe_local_abstract,
 };
 
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -165,6 +165,7 @@ typedef struct Pump {
         int (*on_err)(const char *data, size_t n, void *userdata);
         void *userdata;
         int status;
+        char ended[SUMMARY_TEXT_MAX]; /* what ending the sandbox user reported, once the command ended */
 } Pump;
 
 static void shut_fd(int *fd)
@@ -200,8 +201,6 @@ static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
                 if (ended && now >= settle)
                         break; /* what still holds a stream open is no longer the sandbox user's concern */
                 if (!ended && (now >= p->deadline || (p->cancellable && cancel_pending(p->run)))) {
-                        char detail[SUMMARY_TEXT_MAX];
-
                         end = now < p->deadline ? ENTER_CANCELLED : ENTER_TIMED_OUT;
                         ended = true;
                         settle = now_ms() + SETTLE_MS;
@@ -210,7 +209,7 @@ static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
                                     p->run->cancel_signal);
                         else
                                 say("out of time: ending every process of the sandbox user");
-                        (void)end_sandbox(p->run, detail, sizeof(detail));
+                        (void)end_sandbox(p->run, p->ended, sizeof(p->ended));
                         continue;
                 }
                 if (poll(pf, ELEMENTSOF(pf), timeout) < 0) {
@@ -253,10 +252,8 @@ static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
                                 /* The command is gone, and nothing it left may go on: a daemon of its
                                  * would hold the streams open, or write on. The rest is read as it
                                  * closes. */
-                                char detail[SUMMARY_TEXT_MAX];
-
                                 ended = true;
-                                (void)end_sandbox(p->run, detail, sizeof(detail));
+                                (void)end_sandbox(p->run, p->ended, sizeof(p->ended));
                                 settle = now_ms() + SETTLE_MS;
                         }
                 }
@@ -582,7 +579,7 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
                 phase_end(run, "agent", t0, false, detail);
                 return RUN_EXIT_TIMEOUT;
         }
-        (void)snprintf(detail, sizeof(detail), "exit status %d", pump.status);
+        (void)snprintf(detail, sizeof(detail), "exit status %d; then %.400s", pump.status, pump.ended);
         phase_end(run, "agent", t0, pump.status == 0, detail);
         return pump.status == 0 ? RUN_EXIT_OK : RUN_EXIT_FAILED;
 }

@@ -110,15 +110,26 @@ expect_eq "no probe failed" "" "$failed"
 echo "# ${AJH_RELEASE:-?}: the whole check took $elapsed_ms ms"
 PROBES=(private-dir-control metadata-control groups-control groups "private-dir:$RUNNER_HOME"
         "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
+        polkit-control polkit linger-control linger
         network-control metadata egress-post egress-direct
         local-tcp-control local-tcp local-abstract-control local-abstract probe-inside)
+# run0 where systemd has it (trixie); notes where it has not (bookworm).
+NOTES=1
+if [ -x /usr/bin/run0 ]; then
+        PROBES+=(run0-control run0)
+        RUN0=run0
+else
+        NOTES=3
+        RUN0=
+        expect_contains "no run0: a note" "note [run0] not probed: there is no run0" "$(cat "$work/out")"
+fi
 for p in "${PROBES[@]}"; do
         expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
 done
 expect_eq "every line is a result, but the last" "" \
         "$(sed '$d' "$work/out" | grep -vE '^(ok|FAIL|note) \[[^]]+\] ' | head -n 3)"
 expect_contains "kill-user is named in a note" "note [kill-user] ended " "$(cat "$work/out")"
-expect_eq "the last line counts them" "${#PROBES[@]} ok, 0 failed, 1 notes" "$(tail -n1 "$work/out")"
+expect_eq "the last line counts them" "${#PROBES[@]} ok, 0 failed, $NOTES notes" "$(tail -n1 "$work/out")"
 expect_eq "nothing on standard error" "" "$(cat "$work/err")"
 
 # ---------------------------------------------------------------------------------------------------------
@@ -168,6 +179,56 @@ systemctl mask --quiet "user@$SB_UID.service"
 # ends a user after kill-user has returned, and a session opened meanwhile goes with it (seen on bookworm).
 loginctl terminate-user "$SANDBOX" 2>/dev/null
 for _ in $(seq 100); do loginctl show-user "$SANDBOX" >/dev/null 2>&1 || break; sleep 0.1; done
+
+# polkit: a rule read before setup's that says yes to the sandbox user, for everything, then for lingering
+# alone; then setup's rule moved away (no rule: an administrator's challenge, not a no). polkitd reloads its
+# rules when they change: each case waits until pkcheck, asked by root about a process of the sandbox
+# user's, gives the answer the case is about.
+RULES=/etc/polkit-1/rules.d
+SETUP_RULE=$(grep -l 'agentic-job' "$RULES"/*.rules | head -n 1)
+expect_contains "setup's polkit rule is there" "agentic-job" "$(cat "$SETUP_RULE" 2>&1)"
+polkit_answer() { # ACTION: pkcheck's status for a process of the sandbox user
+        local pid status
+        runuser -u "$SANDBOX" -- sleep 30 </dev/null >/dev/null 2>&1 &
+        pid=$!
+        sleep 0.1
+        pkcheck --action-id "$1" --process "$(pgrep -P "$pid" -x sleep || echo "$pid")" >/dev/null 2>&1
+        status=$?
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        echo "$status"
+}
+await_polkit() { # ACTION STATUS
+        for _ in $(seq 50); do [ "$(polkit_answer "$1")" = "$2" ] && return; sleep 0.1; done
+        fail "polkitd did not come to answer $2 for $1"
+}
+on_exit "rm -f $RULES/0-ajt-yes.rules; loginctl disable-linger $SANDBOX"
+printf 'polkit.addRule(function (action, subject) {\n        if (subject.user == "%s") {\n                return polkit.Result.YES;\n        }\n});\n' \
+        "$SANDBOX" >"$RULES/0-ajt-yes.rules"
+await_polkit org.freedesktop.systemd1.manage-units 0
+expect_failing "a polkit rule that says yes to the sandbox user" "polkit linger $RUN0"
+expect_eq "... the linger it got was undone by the sandbox user" "Linger=no" \
+        "$(loginctl show-user "$SANDBOX" --property=Linger 2>/dev/null || echo Linger=no)"
+printf 'polkit.addRule(function (action, subject) {\n        if (action.id == "org.freedesktop.login1.set-self-linger" && subject.user == "%s") {\n                return polkit.Result.YES;\n        }\n});\n' \
+        "$SANDBOX" >"$RULES/0-ajt-yes.rules"
+await_polkit org.freedesktop.systemd1.manage-units 1
+await_polkit org.freedesktop.login1.set-self-linger 0
+expect_failing "a polkit rule that says yes to its lingering" "linger"
+rm -f "$RULES/0-ajt-yes.rules"
+mv "$SETUP_RULE" "$work/setup.rules"
+on_exit "mv $work/setup.rules $SETUP_RULE"
+await_polkit org.freedesktop.systemd1.manage-units 2
+# Without setup's rule, polkit's own default for lingering decides: yes on trixie (systemd 257), so the
+# sandbox user would linger; asked of pkcheck by root, not of the probe.
+expected=polkit
+[ "$(polkit_answer org.freedesktop.login1.set-self-linger)" = 0 ] && expected="polkit linger"
+echo "# without setup's rule, polkit's default lets the sandbox user linger: $([ "$expected" = polkit ] && echo no || echo yes)"
+expect_failing "setup's polkit rule moved away" "$expected"
+mv "$work/setup.rules" "$SETUP_RULE"
+await_polkit org.freedesktop.systemd1.manage-units 1
+loginctl disable-linger "$SANDBOX" 2>/dev/null
+systemctl reset-failed "user-runtime-dir@$SB_UID.service" "user@$SB_UID.service" 2>/dev/null
+expect_failing "setup's polkit rule back" ""
 
 # The proxy reads the policy when it starts; the check reads the installed file. A proxy started with a
 # rule that admits the POST, the file then put back: the proxy no longer enforces what the check reads.
@@ -241,14 +302,14 @@ expect_eq "--record with --unless-passed: status 2" 2 "$status"
 
 check --json
 expect_eq "--json: status 0" 0 "$status"
-expect_eq "--json: one document with the counts" "${#PROBES[@]} 0 1" \
+expect_eq "--json: one document with the counts" "${#PROBES[@]} 0 $NOTES" \
         "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["ok"], d["failed"], d["notes"])' "$work/out")"
 expect_eq "--json: every result has a group" "" \
         "$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(" ".join(r["name"] for r in d["results"] if r.get("group") is None))' "$work/out")"
 
 install -m 0600 -o "$RUNNER" /dev/null "$RUNNER_TEMP/summary.md"
 as_runner env GITHUB_STEP_SUMMARY="$RUNNER_TEMP/summary.md" "$CLIENT" sandbox check >/dev/null 2>&1
-expect_eq "GITHUB_STEP_SUMMARY: a Markdown row per result" "$((${#PROBES[@]} + 1))" \
+expect_eq "GITHUB_STEP_SUMMARY: a Markdown row per result" "$((${#PROBES[@]} + NOTES))" \
         "$(grep -cE '^\| (ok|FAIL|note) \| `' "$RUNNER_TEMP/summary.md")"
 
 # ---------------------------------------------------------------------------------------------------------

@@ -65,8 +65,8 @@ patch=$(cat "$out_dir/patch.diff" 2>&1)
 expect_contains "the patch holds the agent's new file" "+++ b/out/result.txt" "$patch"
 expect_lacks "... and nothing of the trusted path" ".claude" "$patch"
 expect_contains "the agent's workflow command defused" ": :error::from the agent" "$out"
-expect_eq "the daemon was there to be ended at shutdown" 1 \
-        "$(grep -cE 'run: shutdown: ok in [0-9.]+ s: ended [1-9][0-9]* processes of ' <<<"$out")"
+expect_eq "the daemon was there to be ended when the agent exited" 1 \
+        "$(grep -cE 'run: agent: ok in [0-9.]+ s: exit status 0; then ended [1-9][0-9]* processes of ' <<<"$out")"
 expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
 expect_eq "the run's directory is gone" "" "$(find "$SB_HOME" -maxdepth 1 -name 'agentic-job-run-*')"
 expect_contains "summary.json says it succeeded" '"result": "succeeded"' "$(cat "$out_dir/summary.json")"
