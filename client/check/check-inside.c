@@ -35,6 +35,7 @@ static const char *const fixed_names[] = {
         "local-tcp",
         "local-abstract-control",
         "local-abstract",
+        "local-udp",
 };
 
 static int number(const char *s, uint64_t max, unsigned long *ret)
@@ -51,7 +52,7 @@ static int number(const char *s, uint64_t max, unsigned long *ret)
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
 {
         InsideArgs a = {};
-        bool have_post = false, have_manager = false, have_proxy = false, have_tcp = false;
+        bool have_post = false, have_manager = false, have_proxy = false, have_tcp = false, have_udp = false;
         unsigned long v;
 
         assert(ret);
@@ -87,6 +88,11 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                                 return aj_error(reterr, EINVAL, 0, 0, "--tcp-control: not a port");
                         a.tcp_control = (unsigned)v;
                         have_tcp = true;
+                } else if (strcmp(o, "--udp-target") == 0 && !have_udp) {
+                        if (number(val, 65535, &v) < 0 || v == 0)
+                                return aj_error(reterr, EINVAL, 0, 0, "--udp-target: not a port");
+                        a.udp_target = (unsigned)v;
+                        have_udp = true;
                 } else if (strcmp(o, "--control-url") == 0 && !a.control_url) {
                         if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
                                 return aj_error(reterr, EINVAL, 0, 0, "--control-url: not an http(s) URL");
@@ -109,7 +115,8 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                 } else
                         return aj_error(reterr, EINVAL, 0, 0, "unknown, repeated or one too many: %s", o);
         }
-        if (!have_proxy || !have_manager || !have_post || !have_tcp || !a.control_url || !a.abstract)
+        if (!have_proxy || !have_manager || !have_post || !have_tcp || !have_udp || !a.control_url ||
+            !a.abstract)
                 return aj_error(reterr, EINVAL, 0, 0,
                                 "--proxy-port, --user-manager, --tcp-control, --control-url and --abstract "
                                 "are needed");

@@ -82,20 +82,23 @@ static int random_hex(char *buf, size_t bytes)
 
 typedef struct Plants {
         int tcp4, tcp6, abstract;
-        unsigned tcp_port;
+        int udp4, udp6; /* each answers every datagram with its echo, while the sandbox side runs */
+        unsigned tcp_port, udp_port;
         char abstract_name[64];
 } Plants;
 
 static void plants_done(Plants *p)
 {
         closep(&p->tcp4);
+        closep(&p->udp4);
+        closep(&p->udp6);
         closep(&p->tcp6);
         closep(&p->abstract);
 }
 
-static int listen_loopback(int family, unsigned *port)
+static int listen_loopback(int family, int type, unsigned *port)
 {
-        _cleanup_close_ int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        _cleanup_close_ int fd = socket(family, type | SOCK_CLOEXEC, 0);
         struct sockaddr_storage ss = {};
         socklen_t len;
 
@@ -114,7 +117,7 @@ static int listen_loopback(int family, unsigned *port)
                 sa->sin6_port = htons((uint16_t)*port);
                 len = sizeof(*sa);
         }
-        if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 16) < 0)
+        if (bind(fd, (struct sockaddr *)&ss, len) < 0 || (type == SOCK_STREAM && listen(fd, 16) < 0))
                 return -errno;
         len = sizeof(ss);
         if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
@@ -133,13 +136,20 @@ static int plants_make(Plants *p)
         int r;
 
         p->tcp_port = 0;
-        r = listen_loopback(AF_INET, &p->tcp_port);
+        r = listen_loopback(AF_INET, SOCK_STREAM, &p->tcp_port);
         if (r < 0)
                 return r;
         p->tcp4 = r;
         /* The same port on ::1 where IPv6 works; without IPv6 there is nothing to reach there. */
-        r = listen_loopback(AF_INET6, &p->tcp_port);
+        r = listen_loopback(AF_INET6, SOCK_STREAM, &p->tcp_port);
         p->tcp6 = r >= 0 ? r : -EBADF;
+        p->udp_port = 0;
+        r = listen_loopback(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, &p->udp_port);
+        if (r < 0)
+                return r;
+        p->udp4 = r;
+        r = listen_loopback(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK, &p->udp_port);
+        p->udp6 = r >= 0 ? r : -EBADF;
 
         if (random_hex(hex, 8) < 0)
                 return -EIO;
@@ -156,7 +166,52 @@ static int plants_make(Plants *p)
         return 0;
 }
 
+/* Answers each datagram waiting on fd with its echo, to whoever sent it. */
+static void udp_echo_all(int fd)
+{
+        for (;;) {
+                struct sockaddr_storage from;
+                socklen_t len = sizeof(from);
+                char buf[512];
+                ssize_t n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &len);
+
+                if (n < 0)
+                        return;
+                (void)sendto(fd, buf, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&from, len);
+        }
+}
+
 /* ---- the runner's own controls ---- */
+
+/* A datagram of the runner's to its own UDP socket comes back as the sandbox side's would if nothing
+ * refused it: the echo works, so the probe's refusal is the rules' doing. */
+static void control_local_udp(Report *rep, const Plants *p)
+{
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in to = { .sin_family = AF_INET,
+                                  .sin_port = htons((uint16_t)p->udp_port),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct pollfd pf = { p->udp4, POLLIN, 0 };
+        long long t = now_ms();
+        ssize_t n = -1;
+
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0 &&
+            send(fd, PROBE_UDP_PAYLOAD, strlen(PROBE_UDP_PAYLOAD), 0) > 0 && poll(&pf, 1, 1000) == 1) {
+                udp_echo_all(p->udp4);
+                pf = (struct pollfd){ fd, POLLIN, 0 };
+                if (poll(&pf, 1, 1000) == 1) {
+                        char buf[64];
+
+                        n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+                }
+        }
+        if (n == (ssize_t)strlen(PROBE_UDP_PAYLOAD))
+                report_addf(rep, "local-udp-control", CHECK_OK, now_ms() - t, false,
+                            "the runner's datagram to 127.0.0.1:%u came back", p->udp_port);
+        else
+                report_addf(rep, "local-udp-control", CHECK_FAIL, now_ms() - t, false,
+                            "the runner's datagram to 127.0.0.1:%u did not come back", p->udp_port);
+}
 
 static void control_private_dir(Report *rep, const char *home)
 {
@@ -227,7 +282,7 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
 {
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ bool *seen = NULL;
-        char tcp[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
+        char tcp[8], udp[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
         Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         int status = -1, r;
         size_t k = 0, n_err = 0, n_expected = strv_length(expected);
@@ -237,12 +292,13 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         AjError e = {};
         bool broken = false;
 
-        argv = calloc(24 + 2 * (n_dirs + c->n_check_allow_tcp_ports + strv_length(c->check_allow_sockets)),
+        argv = calloc(26 + 2 * (n_dirs + c->n_check_allow_tcp_ports + strv_length(c->check_allow_sockets)),
                       sizeof(char *));
         seen = calloc(n_expected + 1, sizeof(bool));
         if (!argv || !seen)
                 return -ENOMEM;
         (void)snprintf(tcp, sizeof(tcp), "%u", p->tcp_port);
+        (void)snprintf(udp, sizeof(udp), "%u", p->udp_port);
         argv[k++] = (char *)"sandbox";
         argv[k++] = (char *)"probe-inside";
         argv[k++] = (char *)"--proxy-port";
@@ -255,6 +311,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         argv[k++] = c->check_control_url;
         argv[k++] = (char *)"--tcp-control";
         argv[k++] = tcp;
+        argv[k++] = (char *)"--udp-target";
+        argv[k++] = udp;
         argv[k++] = (char *)"--abstract";
         argv[k++] = (char *)p->abstract_name;
         for (size_t i = 0; i < n_dirs; i++) {
@@ -279,7 +337,10 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
 
         check_stream_init(&stream, expected, seen);
         for (int open_fds = 2; open_fds > 0;) {
-                struct pollfd pf[2] = { { en.out_fd, POLLIN, 0 }, { en.err_fd, POLLIN, 0 } };
+                struct pollfd pf[4] = { { en.out_fd, POLLIN, 0 },
+                                        { en.err_fd, POLLIN, 0 },
+                                        { p->udp4, POLLIN, 0 },
+                                        { p->udp6, POLLIN, 0 } };
                 long long left = deadline - now_ms();
                 char buf[4096];
                 ssize_t m;
@@ -290,11 +351,14 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                         broken = true;
                         break;
                 }
-                if (poll(pf, 2, (int)left) < 0) {
+                if (poll(pf, ELEMENTSOF(pf), (int)left) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
                 }
+                for (int i = 2; i < 4; i++)
+                        if (pf[i].fd >= 0 && (pf[i].revents & POLLIN))
+                                udp_echo_all(pf[i].fd);
                 for (int i = 0; i < 2; i++) {
                         if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
                                 continue;
@@ -369,7 +433,9 @@ int sandbox_check_main(int argc, char **argv)
         _cleanup_(report_freep) Report *rep = NULL;
         bool record = false, unless_passed = false, json = false;
         size_t config_size = 0, policy_size = 0, n_dirs = 0;
-        Plants plants = { .tcp4 = -EBADF, .tcp6 = -EBADF, .abstract = -EBADF };
+        Plants plants = {
+                .tcp4 = -EBADF, .tcp6 = -EBADF, .abstract = -EBADF, .udp4 = -EBADF, .udp6 = -EBADF
+        };
         RecordTaken taken = {};
         const char *post = "none";
         Record self = {};
@@ -489,6 +555,7 @@ int sandbox_check_main(int argc, char **argv)
         }
         control_private_dir(rep, runner_home);
         control_metadata(rep);
+        control_local_udp(rep, &plants);
         r = kill_user(rep);
         if (r < 0) {
                 plants_done(&plants);

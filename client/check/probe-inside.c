@@ -37,6 +37,7 @@
 #include "config.h"
 #include "egress-policy.h"
 #include "macro.h"
+#include "probes.h"
 #include "procnet.h"
 
 extern char **environ;
@@ -768,12 +769,84 @@ static void *probe_local_abstract(void *unused)
         return NULL;
 }
 
+/* One datagram to the runner's echoing UDP socket: 1 the echo came back (reached), 0 the kernel refused
+ * it (*ret_err says how: the rules fail the send with EPERM), -1 neither within CONNECT_MS (taken as
+ * reached: nothing said no). */
+static int udp_echo(int family, unsigned port, int *ret_err)
+{
+        struct sockaddr_storage ss = {};
+        socklen_t len;
+        _cleanup_close_ int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct pollfd p;
+        char buf[64];
+        ssize_t n;
+
+        if (family == AF_INET) {
+                struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+                sa->sin_family = AF_INET;
+                sa->sin_port = htons((uint16_t)port);
+                sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                len = sizeof(*sa);
+        } else {
+                struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&ss;
+                sa->sin6_family = AF_INET6;
+                sa->sin6_port = htons((uint16_t)port);
+                sa->sin6_addr = in6addr_loopback;
+                len = sizeof(*sa);
+        }
+        if (fd < 0 || connect(fd, (struct sockaddr *)&ss, len) < 0 ||
+            send(fd, PROBE_UDP_PAYLOAD, strlen(PROBE_UDP_PAYLOAD), 0) < 0) {
+                *ret_err = errno;
+                return 0;
+        }
+        p = (struct pollfd){ fd, POLLIN, 0 };
+        if (poll(&p, 1, CONNECT_MS) <= 0)
+                return -1;
+        n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n >= 0)
+                return 1;
+        *ret_err = errno;
+        return 0;
+}
+
+static void *probe_local_udp(void *unused)
+{
+        static const int families[] = { AF_INET, AF_INET6 };
+        static const char *const names[] = { "127.0.0.1", "[::1]" };
+        char list[CHECK_DETAIL_MAX] = "";
+        long long t = now_ms();
+        bool bad = false;
+
+        (void)unused;
+        if (!args->proxy_port) {
+                emit("local-udp", "note", t,
+                     "not probed: without the proxy, setup's rules keep the sandbox user only from the "
+                     "metadata "
+                     "address");
+                return NULL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(families); i++) {
+                int err = 0, r = udp_echo(families[i], args->udp_target, &err);
+                size_t l = strlen(list);
+
+                bad = bad || r != 0;
+                (void)snprintf(list + l, sizeof(list) - l, "%s%s:%u %s%s", l ? "; " : "", names[i],
+                               args->udp_target,
+                               r > 0   ? "echoed it"
+                               : r < 0 ? "neither echoed nor refused it"
+                                       : "refused: ",
+                               r == 0 ? strerror(err) : "");
+        }
+        emit("local-udp", bad ? "fail" : "ok", t, "the runner's UDP socket at %s", list);
+        return NULL;
+}
+
 /* ---- the command ---- */
 
 static void *(*const probes[])(void *) = {
         probe_groups,      probe_private_dirs, probe_state_write,    probe_user_manager,
         probe_polkit,      probe_linger,       probe_run0,           probe_network,
-        probe_egress_post, probe_local_tcp,    probe_local_abstract,
+        probe_egress_post, probe_local_tcp,    probe_local_abstract, probe_local_udp,
 };
 
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -72,6 +72,13 @@ const ProbeDef probe_table[] = {
         { "local-abstract", "local-ipc", PROBE_SANDBOX,
           "connect to every listening abstract unix socket but those of allow-sockets",
           "local-abstract-control", "nothing but their absence: any user reaches them" },
+        { "local-udp-control", "local-ipc", PROBE_RUNNER,
+          "the runner's UDP socket on 127.0.0.1 (and ::1) answers a datagram of the runner's with its echo",
+          NULL, NULL },
+        { "local-udp", "local-ipc", PROBE_SANDBOX,
+          "send a datagram to the runner's echoing UDP socket on 127.0.0.1 and ::1: the echo must not come "
+          "back, the kernel must refuse it",
+          "local-udp-control", "the nftables rules on the sandbox uids (a note without the proxy)" },
         { "kill-user", "check", PROBE_RUNNER, "helper kill-user before the first probe (a note)", NULL,
           NULL },
         { "probe-inside", "check", PROBE_RUNNER,

@@ -29,3 +29,5 @@ const ProbeDef *probe_lookup(const char *name);
 
 /* What the probes need to know, given to the sandbox side on its command line. */
 #define PROBE_ABSTRACT_PREFIX "agentic-job-check-"
+/* What the datagrams of local-udp and its control carry; the runner's socket echoes it. */
+#define PROBE_UDP_PAYLOAD "agentic-job-local-udp"

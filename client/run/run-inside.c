@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -182,27 +183,15 @@ static int inside_clone(const InsideOptions *o)
  * Values never travel on a command line. */
 static int read_stdin(char **ret, size_t *ret_size)
 {
-        size_t max = RUN_TASK_MAX + 256 * 1024, n = 0;
-        _cleanup_free_ char *buf = malloc(max + 1);
+        size_t max = RUN_TASK_MAX + 256 * 1024;
+        int r = read_pipe_bounded(STDIN_FILENO, max + 1, ret, ret_size);
 
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(STDIN_FILENO, buf + n, max + 1 - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        break;
-                n += (size_t)k;
-                if (n > max)
-                        return -EFBIG;
+        if (r >= 0 && *ret_size > max) {
+                free(*ret);
+                *ret = NULL;
+                return -EFBIG;
         }
-        buf[n] = '\0';
-        *ret = TAKE_PTR(buf);
-        *ret_size = n;
-        return 0;
+        return r;
 }
 
 static int write_task(const char *run_dir, const char *data, size_t size, char **ret_path)
@@ -239,6 +228,22 @@ static int run_setup(const char *setup, char **env)
         return wait_exit_status(pid);
 }
 
+static _printf_(2, 3) int env_setf(Strv *env, const char *fmt, ...)
+{
+        _cleanup_free_ char *entry = NULL;
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&entry, fmt, ap);
+        va_end(ap);
+        if (r < 0) {
+                entry = NULL; /* undefined after a failure */
+                return -ENOMEM;
+        }
+        return strv_env_set(env, entry);
+}
+
 static int inside_agent(const InsideOptions *o)
 {
         _cleanup_free_ char *input = NULL, *task_path = NULL;
@@ -252,8 +257,8 @@ static int inside_agent(const InsideOptions *o)
         if (r < 0)
                 return fail("cannot read the named values and the task", strerror(-r));
 
-        /* The enter's environment (nothing of the runner's), then the run's places, then the named values.
-         */
+        /* The enter's environment (nothing of the runner's), then the named values, then the run's own
+         * places, which no named value may move. */
         for (char **v = environ; *v; v++)
                 if (strv_push(&env, strdup(*v)) < 0)
                         return fail("out of memory", NULL);
@@ -272,22 +277,11 @@ static int inside_agent(const InsideOptions *o)
         r = write_task(o->run_dir, input + pos, size - pos, &task_path);
         if (r < 0)
                 return fail("cannot write the task", strerror(-r));
-        {
-                char *set[4] = {};
-                int k = 0;
-
-                if (asprintf(&set[k++], "HOME=%s/home", o->run_dir) < 0 ||
-                    asprintf(&set[k++], "TMPDIR=%s/tmp", o->run_dir) < 0 ||
-                    asprintf(&set[k++], "GITHUB_WORKSPACE=%s/" RUN_WORKSPACE, o->run_dir) < 0 ||
-                    asprintf(&set[k++], "AGENTIC_JOB_TASK=%s", task_path) < 0)
-                        return fail("out of memory", NULL);
-                for (int i = 0; i < k; i++) {
-                        r = strv_env_set(&env, set[i]);
-                        free(set[i]);
-                        if (r < 0)
-                                return fail("out of memory", NULL);
-                }
-        }
+        if (env_setf(&env, "HOME=%s/home", o->run_dir) < 0 ||
+            env_setf(&env, "TMPDIR=%s/tmp", o->run_dir) < 0 ||
+            env_setf(&env, "GITHUB_WORKSPACE=%s/" RUN_WORKSPACE, o->run_dir) < 0 ||
+            env_setf(&env, "AGENTIC_JOB_TASK=%s", task_path) < 0)
+                return fail("out of memory", NULL);
 
         if (o->setup) {
                 r = run_setup(o->setup, env.v);

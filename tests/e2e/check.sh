@@ -112,7 +112,8 @@ PROBES=(private-dir-control metadata-control groups-control groups "private-dir:
         "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
         polkit-control polkit linger-control linger
         network-control metadata egress-post egress-direct
-        local-tcp-control local-tcp local-abstract-control local-abstract probe-inside)
+        local-tcp-control local-tcp local-abstract-control local-abstract local-udp-control local-udp
+        probe-inside)
 # run0 where systemd has it (trixie); notes where it has not (bookworm).
 NOTES=1
 if [ -x /usr/bin/run0 ]; then
@@ -248,11 +249,23 @@ expect_failing "the proxy started with that rule, the installed policy without i
 restart_proxy "the installed policy"
 expect_failing "the proxy restarted with the installed policy" ""
 
+# local UDP: a rule before the others that lets the sandbox uid's datagrams reach loopback; the table is
+# put back as it was after it. (A drop there refuses as a reject does: the kernel fails the send with
+# EPERM either way, for what this machine itself sends.)
+nft list table inet agentic_job >"$work/table-udp.nft"
+on_exit "nft list table inet agentic_job >/dev/null 2>&1 && nft delete table inet agentic_job; nft -f $work/table-udp.nft"
+nft insert rule inet agentic_job output meta skuid "$SB_UID" ip daddr 127.0.0.1 udp dport 1-65535 accept
+nft insert rule inet agentic_job output meta skuid "$SB_UID" ip6 daddr ::1 udp dport 1-65535 accept
+expect_failing "a rule that lets the sandbox user's datagrams reach loopback" "local-udp"
+nft delete table inet agentic_job
+nft -f "$work/table-udp.nft"
+expect_failing "the table put back" ""
+
 NFT_SAVED=$work/table.nft
 nft list table inet agentic_job >"$NFT_SAVED"
 nft delete table inet agentic_job
 on_exit "nft list table inet agentic_job >/dev/null 2>&1 || nft -f $NFT_SAVED"
-expect_failing "the nftables table deleted" "egress-direct local-tcp metadata"
+expect_failing "the nftables table deleted" "egress-direct local-tcp local-udp metadata"
 nft -f "$NFT_SAVED"
 
 python3 -c '

@@ -281,6 +281,21 @@ expect_eq "a timeout: status 124" 124 "$status"
 expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 expect_eq "... disposed of" 0 "$(run_dirs)"
 
+# The runner's own disk full (its output directory on a 128 KiB filesystem, as when an agent filled a disk
+# it shares): the output that does not fit is refused by name, nothing of it is left, and the run failed.
+install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_HOME/small"
+mount -t tmpfs -o "size=128k,mode=0700,uid=$(id -u "$RUNNER"),gid=$(id -g "$RUNNER")" ajt-small "$RUNNER_HOME/small"
+on_exit "umount $RUNNER_HOME/small"
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/small/out" \
+        --output out/big -- sh -c 'mkdir -p out && head -c 300000 /dev/zero >out/big'
+expect_eq "the runner's disk full: status 2" 2 "$status"
+expect_contains "... the output refused for it" "| out/big | refused | 0 |" "$(cat "$RUNNER_HOME/small/out/summary.md" 2>&1)"
+expect_contains "... by its error" "No space left on device" "$(cat "$RUNNER_HOME/small/out/summary.md" 2>&1)"
+expect_absent "... nothing of it left" "$RUNNER_HOME/small/out/workspace/out/big"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+expect_eq "... disposed of" 0 "$(run_dirs)"
+umount "$RUNNER_HOME/small"
+
 # SIGTERM to run mid-agent: everything reaped, nothing exported, disposed of, status 1.
 runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
         "$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \

@@ -73,4 +73,24 @@ expect_contains "summary.json says it succeeded" '"result": "succeeded"' "$(cat 
 expect_eq "the output directory is the runner's alone" "700 $RUNNER" "$(stat -c '%a %U' "$out_dir")"
 expect_eq "without the proxy there is no egress log" "" "$(ls "$out_dir/egress.jsonl" 2>/dev/null)"
 
+echo "# the repository's setup command, in the same boundary, before the agent"
+setup_out=$RUNNER_HOME/run-setup
+on_exit "rm -rf $setup_out $RUNNER_HOME/run-setup-fails"
+out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" run --repo "$repo" \
+        --commit "$commit" --base main --task "$task" --out "$setup_out" --output out/setup.txt \
+        --setup 'mkdir -p out && { id -un; pwd; } >out/setup.txt' -- /bin/true </dev/null 2>&1)
+status=$?
+expect_eq "run with --setup: status 0" 0 "$status"
+expect_eq "the setup command ran as the sandbox user, in the clone" "$SANDBOX
+$SB_HOME/agentic-job-run-" "$(sed 's,^\(.*/agentic-job-run-\)[0-9a-f]*/workspace$,\1,' "$setup_out/workspace/out/setup.txt" 2>&1)"
+out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" run --repo "$repo" \
+        --commit "$commit" --base main --task "$task" --out "$RUNNER_HOME/run-setup-fails" --output out/agent.txt \
+        --setup 'exit 3' -- sh -c 'mkdir -p out; echo ran >out/agent.txt' </dev/null 2>&1)
+status=$?
+expect_eq "a failing setup command: status 1" 1 "$status"
+expect_contains "... named" "the setup command failed (status 3)" "$out"
+expect_contains "... and the agent did not run" "| out/agent.txt | refused | 0 | missing |" \
+        "$(cat "$RUNNER_HOME/run-setup-fails/summary.md" 2>&1)"
+expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
+
 finish

@@ -65,6 +65,8 @@ START_TEST(test_inside_args)
                        "https://x/",
                        "--tcp-control",
                        "4000",
+                       "--udp-target",
+                       "4001",
                        "--abstract",
                        PROBE_ABSTRACT_PREFIX "ab",
                        "--private",
@@ -80,6 +82,7 @@ START_TEST(test_inside_args)
         ck_assert_int_eq(inside_args_parse((int)ELEMENTSOF(ok) - 1, ok, &a, &e), 0);
         ck_assert_uint_eq(a.proxy_port, 3128);
         ck_assert_uint_eq(a.tcp_control, 4000);
+        ck_assert_uint_eq(a.udp_target, 4001);
         ck_assert_uint_eq(a.n_private, 1);
         ck_assert_uint_eq(a.allow_tcp[0], 53);
         ck_assert_str_eq(a.allow_socket[0], "@x");
@@ -87,6 +90,7 @@ START_TEST(test_inside_args)
         static const char *const bad[][3] = {
                 { "--proxy-port", "3128", NULL },      /* repeated */
                 { "--tcp-control", "0", NULL },        /* not a port */
+                { "--udp-target", "4002", NULL },      /* repeated */
                 { "--abstract", "other", NULL },       /* not the check's */
                 { "--private", "relative", NULL },     /* not absolute */
                 { "--allow-tcp", "65536", NULL },      /* not a port */
