@@ -477,13 +477,6 @@ START_TEST(test_callback_error)
 }
 END_TEST
 
-static double now(void)
-{
-        struct timespec ts;
-
-        ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* valgrind 3.19 (Debian 12's) does not know openat2(): there the sender can only say -ENOSYS, which is
  * checked, and its refusals are left to the plain and sanitizer runs. */
@@ -528,7 +521,6 @@ START_TEST(test_sender_refusals)
                                 "missing", "sparse",       "notdir/x", "outer", "real/ok", NULL };
         Log log = {};
         AjError e = {};
-        double start;
         size_t size;
 
         make_file(work, "target", 10, 1);
@@ -553,11 +545,10 @@ START_TEST(test_sender_refusals)
                 ck_assert_int_eq(export_send(work, names, &limits, fd), -ENOSYS);
                 return;
         }
-        start = now();
+        /* A FIFO that blocked the open would hang here, until meson's timeout fails the test; that the 10 GB
+         * were not read is in the stream: a LIMIT record for sparse and no data of it (below). No clock. */
         ck_assert_int_eq(export_send(work, names, &limits, fd), 0);
         ck_assert_int_eq(export_send_end(fd), 0);
-        /* Neither the FIFO blocked nor were 10 GB read. */
-        ck_assert_double_lt(now() - start, 2.0);
 
         stream = read_stream(fd, &size);
         ck_assert_int_eq(feed(stream, size, 0, &log, &e), 0);
