@@ -86,21 +86,8 @@ END_TEST
 START_TEST(test_relative_path_rule)
 {
         static const char *const good[] = { "a", ".claude", "a/b", "a/b/", "..a", "a..", ".a/.b" };
-        static const char *const bad[] = { "",
-                                           "/",
-                                           "/a",
-                                           "a//b",
-                                           "a//",
-                                           ".",
-                                           "..",
-                                           "a/./b",
-                                           "a/../b",
-                                           "a/..",
-                                           "./a",
-                                           "a\tb",
-                                           "a\nb",
-                                           "a/"
-                                           "\x7f" };
+        static const char *const bad[] = { "",      "/",      "/a",   "a//b", "a//",  ".",    "..",
+                                           "a/./b", "a/../b", "a/..", "./a",  "a\tb", "a\nb", "a/\x7f" };
 
         for (size_t i = 0; i < ELEMENTSOF(good); i++)
                 ck_assert_msg(path_is_plain_relative(good[i], true), "%s refused", good[i]);

@@ -477,7 +477,6 @@ START_TEST(test_callback_error)
 }
 END_TEST
 
-
 /* valgrind 3.19 (Debian 12's) does not know openat2(): there the sender can only say -ENOSYS, which is
  * checked, and its refusals are left to the plain and sanitizer runs. */
 static bool have_openat2(int dir)

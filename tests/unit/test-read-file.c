@@ -162,24 +162,14 @@ START_TEST(test_symlink)
 }
 END_TEST
 
-static double now(void)
-{
-        struct timespec ts;
-
-        ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 START_TEST(test_fifo)
 {
         char *data = NULL;
-        double start;
 
-        /* No writer: a blocking open would hang here (the tcase timeout would catch it). */
+        /* No writer: a blocking open would hang here, and the tcase timeout fails it (no clock: a loaded
+         * machine must not fail what is right). */
         ck_assert_int_eq(mkfifoat(dirfd_tmp, "fifo", 0600), 0);
-        start = now();
         ck_assert_int_eq(read_regular_nofollow(dirfd_tmp, "fifo", 1024, &data, NULL), -EBADFD);
-        ck_assert_double_lt(now() - start, 1.0);
         ck_assert_ptr_null(data);
 }
 END_TEST
