@@ -1009,7 +1009,9 @@ int run_main(int argc, char **argv)
                 if (r < 0)
                         status = RUN_EXIT_CLEANUP;
         }
-        (void)cancel_pending(&run);
+        /* A signal that came after the agent ended cancels the run all the same: nothing is exported. */
+        if (cancel_pending(&run))
+                status = worse(status, RUN_EXIT_FAILED);
 
         /* 5. Export, only of a run that got to its agent, was not cancelled and was shut down. */
         if (disposable && run.summary.commit[0] && !run.cancel_signal && status != RUN_EXIT_CLEANUP &&
