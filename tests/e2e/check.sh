@@ -184,40 +184,50 @@ for _ in $(seq 100); do loginctl show-user "$SANDBOX" >/dev/null 2>&1 || break; 
 # polkit: a rule read before setup's that says yes to the sandbox user, for everything, then for lingering
 # alone; then setup's rule moved away (no rule: an administrator's challenge, not a no). polkitd reloads its
 # rules when they change: each case waits until pkcheck, asked by root about a process of the sandbox
-# user's, gives the answer the case is about.
+# user's, gives the answer the case is about. Every rule comes and goes by a rename on the rules' own
+# filesystem, as setup writes its own: a file copied in from /tmp (another filesystem) can be read by
+# polkitd while still empty, and once in CI it did not read it again.
 RULES=/etc/polkit-1/rules.d
 SETUP_RULE=$(grep -l 'agentic-job' "$RULES"/*.rules | head -n 1)
 expect_contains "setup's polkit rule is there" "agentic-job" "$(cat "$SETUP_RULE" 2>&1)"
 polkit_answer() { # ACTION: pkcheck's status for a process of the sandbox user
         local pid status
-        runuser -u "$SANDBOX" -- sleep 30 </dev/null >/dev/null 2>&1 &
+        # setpriv execs sleep itself: the subject is $! once its uid is the sandbox user's, never root's.
+        setpriv --reuid="$SB_UID" --regid="$(id -g "$SANDBOX")" --clear-groups sleep 30 </dev/null >/dev/null 2>&1 &
         pid=$!
-        sleep 0.1
-        pkcheck --action-id "$1" --process "$(pgrep -P "$pid" -x sleep || echo "$pid")" >/dev/null 2>&1
+        for _ in $(seq 100); do
+                [ "$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)" = "$SB_UID" ] && break
+                sleep 0.01
+        done
+        pkcheck --action-id "$1" --process "$pid" >/dev/null 2>&1
         status=$?
         kill "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
         echo "$status"
 }
 await_polkit() { # ACTION STATUS
-        for _ in $(seq 50); do [ "$(polkit_answer "$1")" = "$2" ] && return; sleep 0.1; done
+        for _ in $(seq 100); do [ "$(polkit_answer "$1")" = "$2" ] && return; sleep 0.1; done
         fail "polkitd did not come to answer $2 for $1"
+        journalctl --no-pager -n 20 -u polkit.service 2>&1 | sed 's/^/# | /'
 }
-on_exit "rm -f $RULES/0-ajt-yes.rules; loginctl disable-linger $SANDBOX"
-printf 'polkit.addRule(function (action, subject) {\n        if (subject.user == "%s") {\n                return polkit.Result.YES;\n        }\n});\n' \
-        "$SANDBOX" >"$RULES/0-ajt-yes.rules"
+put_rule() { # TEXT: the yes rule, put in place by a rename
+        printf '%s' "$1" >/etc/polkit-1/ajt-yes.rules.new && mv /etc/polkit-1/ajt-yes.rules.new "$RULES/0-ajt-yes.rules"
+}
+on_exit "rm -f $RULES/0-ajt-yes.rules /etc/polkit-1/ajt-yes.rules.new; loginctl disable-linger $SANDBOX"
+put_rule "$(printf 'polkit.addRule(function (action, subject) {\n        if (subject.user == "%s") {\n                return polkit.Result.YES;\n        }\n});\n' \
+        "$SANDBOX")"
 await_polkit org.freedesktop.systemd1.manage-units 0
 expect_failing "a polkit rule that says yes to the sandbox user" "polkit linger $RUN0"
 expect_eq "... the linger it got was undone by the sandbox user" "Linger=no" \
         "$(loginctl show-user "$SANDBOX" --property=Linger 2>/dev/null || echo Linger=no)"
-printf 'polkit.addRule(function (action, subject) {\n        if (action.id == "org.freedesktop.login1.set-self-linger" && subject.user == "%s") {\n                return polkit.Result.YES;\n        }\n});\n' \
-        "$SANDBOX" >"$RULES/0-ajt-yes.rules"
+put_rule "$(printf 'polkit.addRule(function (action, subject) {\n        if (action.id == "org.freedesktop.login1.set-self-linger" && subject.user == "%s") {\n                return polkit.Result.YES;\n        }\n});\n' \
+        "$SANDBOX")"
 await_polkit org.freedesktop.systemd1.manage-units 1
 await_polkit org.freedesktop.login1.set-self-linger 0
 expect_failing "a polkit rule that says yes to its lingering" "linger"
 rm -f "$RULES/0-ajt-yes.rules"
-mv "$SETUP_RULE" "$work/setup.rules"
-on_exit "mv $work/setup.rules $SETUP_RULE"
+mv "$SETUP_RULE" /etc/polkit-1/ajt-setup.rules.saved
+on_exit "mv /etc/polkit-1/ajt-setup.rules.saved $SETUP_RULE"
 await_polkit org.freedesktop.systemd1.manage-units 2
 # Without setup's rule, polkit's own default for lingering decides: yes on trixie (systemd 257), so the
 # sandbox user would linger; asked of pkcheck by root, not of the probe.
@@ -225,7 +235,7 @@ expected=polkit
 [ "$(polkit_answer org.freedesktop.login1.set-self-linger)" = 0 ] && expected="polkit linger"
 echo "# without setup's rule, polkit's default lets the sandbox user linger: $([ "$expected" = polkit ] && echo no || echo yes)"
 expect_failing "setup's polkit rule moved away" "$expected"
-mv "$work/setup.rules" "$SETUP_RULE"
+mv /etc/polkit-1/ajt-setup.rules.saved "$SETUP_RULE"
 await_polkit org.freedesktop.systemd1.manage-units 1
 loginctl disable-linger "$SANDBOX" 2>/dev/null
 systemctl reset-failed "user-runtime-dir@$SB_UID.service" "user@$SB_UID.service" 2>/dev/null
