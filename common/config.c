@@ -759,6 +759,34 @@ static int parse_max_files(AjError *e, const Field *f, State *s)
         return parse_bounded(e, f, 1, RUN_FILES_MAX, &s->config->run_max_files);
 }
 
+static const char *const run_confine_names[] = {
+        [RUN_CONFINE_BUBBLEWRAP] = "bubblewrap",
+        [RUN_CONFINE_NONE] = "none",
+};
+
+const char *run_confine_name(RunConfine c)
+{
+        return (size_t)c < ELEMENTSOF(run_confine_names) ? run_confine_names[c] : "?";
+}
+
+static int parse_run_confine(AjError *e, const Field *f, State *s)
+{
+        const char *name;
+        int r;
+
+        r = expect_type(e, f, TOML_STRING);
+        if (r < 0)
+                return r;
+        name = toml_string(f->value);
+        for (size_t i = 0; i < ELEMENTSOF(run_confine_names); i++)
+                if (strcmp(name, run_confine_names[i]) == 0) {
+                        s->config->run_confine = (RunConfine)i;
+                        return 0;
+                }
+        return field_error(e, f, value_place(f->value), "\"%s\" is not one of \"bubblewrap\", \"none\"",
+                           QUOTE(name));
+}
+
 /* ---- Tables ---- */
 
 typedef struct KeyDef {
@@ -806,6 +834,7 @@ static const KeyDef run_keys[] = {
         { "max-file-bytes", parse_max_file_bytes },
         { "max-total-bytes", parse_max_total_bytes },
         { "max-files", parse_max_files },
+        { "confine", parse_run_confine },
 };
 
 static const TableDef check_table = { "sandbox.check", check_keys, ELEMENTSOF(check_keys) };

@@ -28,6 +28,12 @@ typedef enum EnterBackend {
         ENTER_DIRECT,
 } EnterBackend;
 
+/* How run confines the setup command and the agent inside the sandbox user (man agentic-job.toml(5)). */
+typedef enum RunConfine {
+        RUN_CONFINE_BUBBLEWRAP, /* the default: bubblewrap, a private network, seccomp, the bridge */
+        RUN_CONFINE_NONE,       /* the explicit opt-out, recorded in the run's summary */
+} RunConfine;
+
 typedef struct Config {
         /* [sandbox] */
         char *sandbox_user;       /* user; default "runner-sandbox" */
@@ -63,7 +69,11 @@ typedef struct Config {
         unsigned long long run_max_file_bytes;  /* max-file-bytes; default 16 MiB */
         unsigned long long run_max_total_bytes; /* max-total-bytes; default 64 MiB */
         unsigned long long run_max_files;       /* max-files; default 100 */
+        RunConfine run_confine;                 /* confine; "bubblewrap" (default) or "none" */
 } Config;
+
+/* "bubblewrap" or "none". */
+const char *run_confine_name(RunConfine c);
 
 /* Parses and validates a configuration. On failure returns -EINVAL (or -ENOMEM) and fills *reterr with
  * a line, a column and a one-line message naming the table and key. */

@@ -52,8 +52,9 @@ for name in "${!EXCEPTIONS[@]}"; do
                 die "the exception '$name' is no longer looked up by the code: remove it from tests/packages.sh"
 done
 # Product programs the code names by absolute path (client/sandbox-exec.c SUDO_PATH, the proxy's
-# certificate generator and the egress user's shell in client/egress/egress-proxy.c).
-PRODUCT_PATHS=(/usr/bin/sudo /usr/lib/squid/security_file_certgen /usr/sbin/nologin)
+# certificate generator and the egress user's shell in client/egress/egress-proxy.c, run's bubblewrap and
+# socat in client/run/confine.h).
+PRODUCT_PATHS=(/usr/bin/sudo /usr/lib/squid/security_file_certgen /usr/sbin/nologin /usr/bin/bwrap /usr/bin/socat)
 
 # What tests/run and the scripts it runs on this machine (and in the bare host) call. The end-to-end
 # suites (tests/e2e/*.sh) and tests/bench/egress.sh run inside test hosts, whose packages

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job run-inside clone|agent|export|dispose ARGS: the sandbox side of `run`, each run as the
- * sandbox user through `helper enter` by the runner side (never by hand: it is not in the usage). Nothing
- * here has a privilege the sandbox user lacks; what it writes back is read strictly by the runner side,
- * which believes none of it beyond its form. */
+/* agentic-job run-inside clone|agent|confined|export|dispose ARGS: the sandbox side of `run`, each run as
+ * the sandbox user through `helper enter` by the runner side (never by hand: it is not in the usage).
+ * Nothing here has a privilege the sandbox user lacks; what it writes back is read strictly by the runner
+ * side, which believes none of it beyond its form. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +19,8 @@
 
 #include "clone.h"
 #include "config.h"
+#include "confine-seccomp.h"
+#include "confine.h"
 #include "export-inside.h"
 #include "macro.h"
 #include "parse.h"
@@ -38,11 +40,12 @@ extern char **environ;
 static const char *const prog = "agentic-job run-inside";
 
 typedef struct InsideOptions {
-        const char *run_dir, *url, *commit, *ref, *base, *setup;
+        const char *run_dir, *url, *commit, *ref, *base, *setup, *confine;
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
         uint64_t max_file_bytes, max_total_bytes, max_files;
         bool dispose; /* export: remove the run's directory once the stream has ended */
+        bool bridge;  /* agent, confined: the egress proxy is on, so the bridge is made */
         char **rest;  /* after "--" */
 } InsideOptions;
 
@@ -57,13 +60,14 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
 {
         for (int i = 2; i < argc; i++) {
                 const char *a = argv[i];
-                const char **slot = strcmp(a, "--run-dir") == 0  ? &o->run_dir
-                                    : strcmp(a, "--url") == 0    ? &o->url
-                                    : strcmp(a, "--commit") == 0 ? &o->commit
-                                    : strcmp(a, "--ref") == 0    ? &o->ref
-                                    : strcmp(a, "--base") == 0   ? &o->base
-                                    : strcmp(a, "--setup") == 0  ? &o->setup
-                                                                 : NULL;
+                const char **slot = strcmp(a, "--run-dir") == 0   ? &o->run_dir
+                                    : strcmp(a, "--url") == 0     ? &o->url
+                                    : strcmp(a, "--commit") == 0  ? &o->commit
+                                    : strcmp(a, "--ref") == 0     ? &o->ref
+                                    : strcmp(a, "--base") == 0    ? &o->base
+                                    : strcmp(a, "--setup") == 0   ? &o->setup
+                                    : strcmp(a, "--confine") == 0 ? &o->confine
+                                                                  : NULL;
                 uint64_t *num = strcmp(a, "--max-file-bytes") == 0    ? &o->max_file_bytes
                                 : strcmp(a, "--max-total-bytes") == 0 ? &o->max_total_bytes
                                 : strcmp(a, "--max-files") == 0       ? &o->max_files
@@ -75,6 +79,10 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                 }
                 if (strcmp(a, "--dispose") == 0 && !o->dispose) {
                         o->dispose = true;
+                        continue;
+                }
+                if (strcmp(a, "--bridge") == 0 && !o->bridge) {
+                        o->bridge = true;
                         continue;
                 }
                 if (i + 1 >= argc)
@@ -126,6 +134,17 @@ static void on_progress(const CloneProgress *p, void *userdata)
         fflush(stdout);
 }
 
+/* --confine: "bubblewrap" or "none"; given to clone and agent (where it must be), to no other. */
+static bool confine_valid(const InsideOptions *o)
+{
+        return o->confine && (strcmp(o->confine, "bubblewrap") == 0 || strcmp(o->confine, "none") == 0);
+}
+
+static bool confined(const InsideOptions *o)
+{
+        return o->confine && strcmp(o->confine, "bubblewrap") == 0;
+}
+
 static int make_private_dir(const char *parent, const char *name)
 {
         _cleanup_free_ char *path = NULL;
@@ -144,12 +163,21 @@ static int inside_clone(const InsideOptions *o)
         AjError e = {};
         int r;
 
-        if (!o->run_dir || !o->url || !o->base || (!o->commit == !o->ref) || *o->rest)
+        if (!o->run_dir || !o->url || !o->base || (!o->commit == !o->ref) || *o->rest || !confine_valid(o))
                 return fail("clone: usage", NULL);
-        /* The run's directory and its home and temp: the sandbox user's own, closed to everyone else. */
+        /* Before anything is made: the inner confinement must be able to run, or the run stops here. */
+        if (confined(o)) {
+                char reason[512];
+
+                if (confine_preflight(reason, sizeof(reason)) < 0)
+                        return fail("the inner confinement cannot run", reason);
+        }
+        /* The run's directory and its home and temp (and the bridge's directory): the sandbox user's own,
+         * closed to everyone else. */
         if (mkdir(o->run_dir, 0700) < 0)
                 return fail("cannot make the run's directory", strerror(errno));
-        if (make_private_dir(o->run_dir, "home") < 0 || make_private_dir(o->run_dir, "tmp") < 0)
+        if (make_private_dir(o->run_dir, "home") < 0 || make_private_dir(o->run_dir, "tmp") < 0 ||
+            (confined(o) && make_private_dir(o->run_dir, "bridge") < 0))
                 return fail("cannot make the run's home and temp", strerror(errno));
         if (asprintf(&work, "%s/" RUN_WORKSPACE, o->run_dir) < 0)
                 return fail("out of memory", NULL);
@@ -244,14 +272,96 @@ static _printf_(2, 3) int env_setf(Strv *env, const char *fmt, ...)
         return strv_env_set(env, entry);
 }
 
+/* The setup command, then the agent in place of this process (which does not return but on failure). */
+static int setup_then_agent(const InsideOptions *o, char **env)
+{
+        int null;
+
+        if (o->setup) {
+                int r = run_setup(o->setup, env);
+                if (r < 0)
+                        return fail("cannot start the setup command", strerror(-r));
+                if (r != 0) {
+                        fprintf(stderr, "%s: the setup command failed (status %d)\n", prog, r);
+                        return r;
+                }
+        }
+        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0)
+                return fail("cannot open /dev/null", strerror(errno));
+        environ = env;
+        execvp(o->rest[0], o->rest);
+        fprintf(stderr, "%s: cannot run the agent %s: %s\n", prog, o->rest[0], strerror(errno));
+        return 127;
+}
+
+/* The host end of the bridge, then bubblewrap around `run-inside confined`, which runs the setup command
+ * and the agent inside; its status is the agent's. */
+static int agent_in_bubblewrap(const InsideOptions *o, char **env)
+{
+        _cleanup_(strv_clear) Strv argv = {};
+        _cleanup_free_ char *self = NULL, *bridge_dir = NULL, *socket_path = NULL;
+        _cleanup_close_ int filter = -EBADF;
+        char **head = NULL;
+        pid_t bridge = 0, pid = -1;
+        int r, status;
+
+        self = realpath("/proc/self/exe", NULL);
+        if (!self || !path_is_plain_absolute(self))
+                return fail("cannot find the client's own path", self ? self : strerror(errno));
+        if (asprintf(&bridge_dir, "%s/bridge", o->run_dir) < 0 ||
+            asprintf(&socket_path, "%s/" CONFINE_BRIDGE_SOCKET, bridge_dir) < 0)
+                return fail("out of memory", NULL);
+        r = confine_seccomp_fd(&filter);
+        if (r < 0)
+                return fail("cannot build the seccomp filter", strerror(-r));
+        r = confine_bwrap_argv(&(ConfineLayout){ .run_dir = o->run_dir,
+                                                 .bridge_dir = o->bridge ? bridge_dir : NULL,
+                                                 .self = self },
+                               NULL, &head);
+        if (r < 0)
+                return fail("cannot build bubblewrap's command line", strerror(-r));
+        for (char **a = head; *a; a++)
+                if (strv_push(&argv, TAKE_PTR(*a)) < 0)
+                        return fail("out of memory", NULL);
+        free(head);
+        r = strv_push(&argv, strdup(self));
+        r = r < 0 ? r : strv_push(&argv, strdup("run-inside"));
+        r = r < 0 ? r : strv_push(&argv, strdup("confined"));
+        r = r < 0 ? r : strv_push(&argv, strdup("--run-dir"));
+        r = r < 0 ? r : strv_push(&argv, strdup(o->run_dir));
+        r = r < 0 || !o->bridge ? r : strv_push(&argv, strdup("--bridge"));
+        r = r < 0 || !o->setup ? r : strv_push(&argv, strdup("--setup"));
+        r = r < 0 || !o->setup ? r : strv_push(&argv, strdup(o->setup));
+        r = r < 0 ? r : strv_push(&argv, strdup("--"));
+        for (char **a = o->rest; r >= 0 && *a; a++)
+                r = strv_push(&argv, strdup(*a));
+        if (r < 0)
+                return fail("out of memory", NULL);
+
+        if (o->bridge) {
+                r = confine_host_bridge_start(socket_path, &bridge);
+                if (r < 0)
+                        return fail("cannot start the bridge to the egress proxy", strerror(-r));
+        }
+        r = confine_spawn(argv.v, env, filter, STDOUT_FILENO, STDERR_FILENO, &pid);
+        if (r < 0) {
+                confine_bridge_stop(bridge);
+                return fail("cannot start bubblewrap", strerror(-r));
+        }
+        status = wait_exit_status(pid);
+        confine_bridge_stop(bridge);
+        return status < 0 ? fail("cannot wait for bubblewrap", strerror(-status)) : status;
+}
+
 static int inside_agent(const InsideOptions *o)
 {
         _cleanup_free_ char *input = NULL, *task_path = NULL;
         _cleanup_(strv_clear) Strv env = {};
         size_t size = 0, pos = 0;
-        int r, null;
+        int r;
 
-        if (!o->run_dir || !o->rest[0])
+        if (!o->run_dir || !o->rest[0] || !confine_valid(o))
                 return fail("agent: usage", NULL);
         r = read_stdin(&input, &size);
         if (r < 0)
@@ -282,23 +392,27 @@ static int inside_agent(const InsideOptions *o)
             env_setf(&env, "GITHUB_WORKSPACE=%s/" RUN_WORKSPACE, o->run_dir) < 0 ||
             env_setf(&env, "AGENTIC_JOB_TASK=%s", task_path) < 0)
                 return fail("out of memory", NULL);
+        if (confined(o))
+                return agent_in_bubblewrap(o, env.v);
+        return setup_then_agent(o, env.v);
+}
 
-        if (o->setup) {
-                r = run_setup(o->setup, env.v);
+/* ---- confined: the launcher, inside bubblewrap ---- */
+
+/* The inner end of the bridge on 127.0.0.1:3128 (the proxy variables already point there), then the setup
+ * command and the agent. The bridge is the agent's child: it ends with the confinement. */
+static int inside_confined(const InsideOptions *o)
+{
+        pid_t bridge = -1;
+
+        if (!o->run_dir || !o->rest[0] || o->confine)
+                return fail("confined: usage", NULL);
+        if (o->bridge) {
+                int r = confine_inner_bridge_start(&bridge);
                 if (r < 0)
-                        return fail("cannot start the setup command", strerror(-r));
-                if (r != 0) {
-                        fprintf(stderr, "%s: the setup command failed (status %d)\n", prog, r);
-                        return r;
-                }
+                        return fail("cannot start the bridge inside the confinement", strerror(-r));
         }
-        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null < 0 || dup2(null, STDIN_FILENO) < 0)
-                return fail("cannot open /dev/null", strerror(errno));
-        environ = env.v;
-        execvp(o->rest[0], o->rest);
-        fprintf(stderr, "%s: cannot run the agent %s: %s\n", prog, o->rest[0], strerror(errno));
-        return 127;
+        return setup_then_agent(o, environ);
 }
 
 /* ---- dispose ---- */
@@ -410,6 +524,8 @@ int run_inside_main(int argc, char **argv)
                 return inside_clone(&o);
         if (strcmp(argv[1], "agent") == 0)
                 return inside_agent(&o);
+        if (strcmp(argv[1], "confined") == 0)
+                return inside_confined(&o);
         if (strcmp(argv[1], "export") == 0)
                 return inside_export(&o);
         if (strcmp(argv[1], "dispose") == 0)

@@ -33,6 +33,7 @@ typedef struct SummaryDenied {
 
 typedef struct Summary {
         const RunPlan *plan;
+        const char *confine; /* [run] confine: "bubblewrap", or "none" where the caller opted out */
         char commit[41], base_commit[41];
         bool fetched_by_id;
         unsigned trusted_replaced, trusted_removed;

@@ -385,7 +385,7 @@ static char *first_line(char *s)
 static int phase_clone(Run *run)
 {
         const RunPlan *p = &run->plan;
-        char *args[12 + 2 * RUN_TRUSTED_PATHS_MAX] = {};
+        char *args[14 + 2 * RUN_TRUSTED_PATHS_MAX] = {};
         char detail[SUMMARY_TEXT_MAX];
         CloneOut out = { .run = run, .tty = isatty(STDERR_FILENO) == 1 };
         Pump pump = { .run = run,
@@ -411,6 +411,8 @@ static int phase_clone(Run *run)
         args[k++] = (char *)(p->commit ? p->commit : p->ref);
         args[k++] = (char *)"--base";
         args[k++] = (char *)p->base;
+        args[k++] = (char *)"--confine";
+        args[k++] = (char *)run_confine_name(run->config->run_confine);
         for (char **t = run->config->run_trusted_paths; *t; t++) {
                 assert(k + 2 < ELEMENTSOF(args));
                 args[k++] = (char *)"--trusted";
@@ -540,7 +542,7 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
                 return RUN_EXIT_NOT_RUN;
         }
         pump.input = input;
-        args = calloc(n + 9, sizeof(char *));
+        args = calloc(n + 12, sizeof(char *));
         if (!args) {
                 phase_end(run, "agent", t0, false, "out of memory");
                 return RUN_EXIT_NOT_RUN;
@@ -549,6 +551,10 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
         args[k++] = (char *)"agent";
         args[k++] = (char *)"--run-dir";
         args[k++] = run->run_dir;
+        args[k++] = (char *)"--confine";
+        args[k++] = (char *)run_confine_name(run->config->run_confine);
+        if (run->config->run_confine == RUN_CONFINE_BUBBLEWRAP && run->config->egress_proxy)
+                args[k++] = (char *)"--bridge";
         if (p->setup) {
                 args[k++] = (char *)"--setup";
                 args[k++] = (char *)p->setup;
@@ -975,6 +981,7 @@ int run_main(int argc, char **argv)
                 return RUN_EXIT_CLEANUP;
         }
         run.summary.plan = &run.plan;
+        run.summary.confine = run_confine_name(run.config->run_confine);
 
         /* 1. The record goes (seed 003: nothing may enter the sandbox user while one stands), and so does
          *    whatever of the sandbox user an earlier step left. */

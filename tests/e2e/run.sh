@@ -132,8 +132,10 @@ ln -s / "$out/escape"
 mkfifo "$out/fifo"
 mkdir -p "$out/dir"
 truncate -s 10G "$out/sparse"
-echo "outside" >"$HOME/../outside.txt"
-ln "$HOME/../outside.txt" "$out/hard" 2>/dev/null || note "hard-link: could not make"
+# Inside the confinement the run's directory itself is read-only, and a hard link across its binds
+# cannot be made (EXDEV): the link to a file outside the workspace is one to the workspace's README.
+if echo "outside" >"$HOME/../outside.txt" 2>/dev/null; then note "write-run-dir: WORKED"; else note "write-run-dir: refused"; fi
+ln "$HOME/../outside.txt" "$out/hard" 2>/dev/null || ln README "$out/hard" 2>/dev/null || note "hard-link: could not make"
 # A POST the policy refuses.
 if curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST -d x https://upload.fake.test/p | grep -q 403; then
         note "post: 403"
@@ -145,8 +147,8 @@ setsid bash -c 'trap "" TERM HUP; exec -a ajt-daemon sleep 100000' </dev/null >/
 bash -c 'while :; do (sleep 1000 &); sleep 0.01; done' </dev/null >/dev/null 2>&1 &
 # One that holds the agent's output open after it exits.
 sleep 100000 &
-# Its disk filled, last (outside the workspace, in the run's directory).
-head -c 1G /dev/zero >"$HOME/../fill" 2>/dev/null
+# Its disk filled, last (outside the workspace, in the run's home).
+head -c 1G /dev/zero >"$HOME/fill" 2>/dev/null
 echo "agent: disk full: $(df -k --output=avail "$HOME" | tail -n 1 | tr -d ' ') KiB left"
 echo "agent: done"
 # A fork bomb at exit, bounded by its own process limit (the test host's, not the machine's).
@@ -208,6 +210,9 @@ expect_contains "the runner's secret was not read" "read-runner-secret: refused"
 expect_contains "the runner's checkout was not written" "write-runner-checkout: refused" "$(cat "$W/attempts.txt")"
 expect_eq "the runner's checkout is unchanged" original "$(cat "$RUNNER_HOME/checkout/file")"
 expect_contains "the POST met the proxy's 403" "post: 403" "$(cat "$W/attempts.txt")"
+expect_contains "the run's directory outside its binds was not written" "write-run-dir: refused" "$(cat "$W/attempts.txt")"
+expect_lacks "the hard link was made" "hard-link: could not make" "$(cat "$W/attempts.txt")"
+expect_contains "summary.json: the confinement" '"confine": "bubblewrap"' "$(cat "$OUT/summary.json")"
 env_seen=$(cat "$W/env.txt")
 expect_contains "a named value reached the agent" "AJT_NAMED=named-value" "$env_seen"
 expect_lacks "an unnamed value did not" "AJT_OTHER" "$env_seen"
@@ -278,6 +283,7 @@ expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-slow" \
         --timeout 3 --patch -- "$AGENT" sleep
 expect_eq "a timeout: status 124" 124 "$status"
+[ "$status" = 124 ] || show
 expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 expect_eq "... disposed of" 0 "$(run_dirs)"
 

@@ -21,7 +21,7 @@ base=$cache/base-$release
 
 packages=(
         systemd systemd-sysv dbus dbus-user-session libpam-systemd polkitd
-        sudo nftables iproute2 procps util-linux passwd login uidmap acl socat
+        sudo nftables iproute2 procps util-linux passwd login uidmap acl socat bubblewrap
         ca-certificates curl openssl git squid-openssl
         build-essential meson ninja-build pkg-config
         libsystemd-dev libseccomp-dev libcap-dev libjansson-dev libgit2-dev check

@@ -60,6 +60,7 @@ static void assert_defaults(const Config *c)
         ck_assert_uint_eq(c->run_max_file_bytes, 16ULL << 20);
         ck_assert_uint_eq(c->run_max_total_bytes, 64ULL << 20);
         ck_assert_uint_eq(c->run_max_files, 100);
+        ck_assert_int_eq(c->run_confine, RUN_CONFINE_BUBBLEWRAP);
 }
 
 /* ---- Accepted ---- */
@@ -72,7 +73,8 @@ START_TEST(test_run_table)
                                                      "timeout = 60\n"
                                                      "max-file-bytes = 1\n"
                                                      "max-total-bytes = 1099511627776\n"
-                                                     "max-files = 100000\n");
+                                                     "max-files = 100000\n"
+                                                     "confine = \"none\"\n");
 
         assert_strv(c->run_trusted_paths, (const char *const[]){ ".claude", "a/b.toml", "x" }, 3);
         assert_strv(c->run_env, (const char *const[]){ "MODEL", "_X1" }, 2);
@@ -80,6 +82,8 @@ START_TEST(test_run_table)
         ck_assert_uint_eq(c->run_max_file_bytes, 1);
         ck_assert_uint_eq(c->run_max_total_bytes, 1ULL << 40);
         ck_assert_uint_eq(c->run_max_files, 100000);
+        ck_assert_int_eq(c->run_confine, RUN_CONFINE_NONE);
+        ck_assert_str_eq(run_confine_name(c->run_confine), "none");
 }
 END_TEST
 
@@ -514,7 +518,10 @@ static const Refusal refusals[] = {
         { "[run]\ntimeout = \"60\"\n", 2, 11, "[run] timeout" },
         { "[run]\nmax-file-bytes = 1099511627777\n", 2, 18, "is out of range (1 to 1099511627776)" },
         { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },
-        { "[run]\nconfine = \"none\"\n", 2, 1, "[run] unknown key \"confine\"" },
+        { "[run]\nconfine = \"bwrap\"\n", 2, 11,
+          "[run] confine: \"bwrap\" is not one of \"bubblewrap\", \"none\"" },
+        { "[run]\nconfine = false\n", 2, 11, "[run] confine" },
+        { "[run]\nconfne = \"none\"\n", 2, 1, "[run] unknown key \"confne\"" },
         { "[rnu]\n", 1, 1, "unknown table [rnu] (did you mean [run]?)" },
         { "[run]\ntrusted-paths = "
           "[\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","

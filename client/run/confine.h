@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* run's inner confinement ([run] confine = "bubblewrap"): bubblewrap's command line, the two ends of the
+ * network bridge (socat), and the preflight that proves both run as the sandbox user. All of it runs as
+ * the sandbox user, inside the run's one `helper enter`; nothing here has a privilege that user lacks.
+ *
+ * The shape (agentic-job(1), RUN): new user, pid, ipc, uts, cgroup and network namespaces; the host
+ * read-only; an empty, read-only tmpfs over every directory that can hold sockets or secrets (a read-only
+ * bind does not stop a connect(2) to a unix socket); the run's workspace, home and temp bound writable at
+ * their own paths, the temp also at /tmp and /var/tmp; the bridge's directory at CONFINE_BRIDGE_DIR; the
+ * seccomp filter of confine-seccomp.h. The only way out of the private network is the bridge: a unix
+ * socket in the run's directory, which the host end forwards to the egress proxy. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define BWRAP_PATH            "/usr/bin/bwrap"
+#define SOCAT_PATH            "/usr/bin/socat"
+#define CONFINE_BRIDGE_DIR    "/run/agentic-job"
+#define CONFINE_BRIDGE_SOCKET "proxy.sock"
+#define CONFINE_PROXY_PORT    3128
+/* The descriptor bubblewrap reads the filter from. */
+#define CONFINE_SECCOMP_FD 3
+
+typedef struct ConfineLayout {
+        const char *run_dir;    /* the run's directory: plain, absolute */
+        const char *bridge_dir; /* the bridge's directory on the host, bound at CONFINE_BRIDGE_DIR; NULL
+                                   when the proxy is off (then there is no way out at all) */
+        const char *self;       /* the client's own path: the launcher inside */
+} ConfineLayout;
+
+/* bubblewrap's command line up to and including its "--" (the caller appends what runs inside). is_dir
+ * says which of the hidden directories exist (a tmpfs needs its mount point; NULL: stat(2)). -errno. */
+int confine_bwrap_argv(const ConfineLayout *l, bool (*is_dir)(const char *path), char ***ret_argv);
+
+/* The host end: socat listening on socket_path (mode 0600, so only the sandbox user may connect), each
+ * connection forwarded to the egress proxy on 127.0.0.1. Returns once the socket accepts; *ret_pid is
+ * socat's, to be ended by confine_bridge_stop(). The bridge dies with its caller (PR_SET_PDEATHSIG). */
+int confine_host_bridge_start(const char *socket_path, pid_t *ret_pid);
+
+/* The inner end, inside the confinement: socat on 127.0.0.1:CONFINE_PROXY_PORT forwarding to the bridge's
+ * socket. Returns once a connection to it is accepted. */
+int confine_inner_bridge_start(pid_t *ret_pid);
+
+/* Ends one end of the bridge (SIGKILL, then waited for). */
+void confine_bridge_stop(pid_t pid);
+
+/* Forks bubblewrap (argv) with environment env, the filter at CONFINE_SECCOMP_FD, standard input from
+ * /dev/null and standard output and error to out_fd and err_fd; every other descriptor closed. */
+int confine_spawn(char *const *argv, char *const *env, int filter_fd, int out_fd, int err_fd,
+                  pid_t *ret_pid);
+
+/* Proves that bubblewrap, with the confinement's namespaces and filter, runs socat as this user. 0, or
+ * -errno with a one-line reason in reason (bubblewrap's first line of error and the kernel's settings
+ * that decide whether an unprivileged user namespace may be made). */
+int confine_preflight(char *reason, size_t size);
