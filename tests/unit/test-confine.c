@@ -241,25 +241,21 @@ START_TEST(test_seccomp_refusals)
         child_errnos(false, plain, &thread_plain);
         child_errnos(true, filtered, &thread_filtered);
         for (int i = 0; i < CALL_MAX; i++) {
-                /* Under valgrind, a call it does not know never reaches the kernel (ENOSYS with or without
-                 * the filter): that one cannot be shown in this run, and says so. */
-                if (plain[i] == ENOSYS) {
-                        fprintf(stderr,
-                                "note: %s is not reachable here (ENOSYS without the filter): not checked\n",
-                                names[i]);
+                /* The control: where the call ends with the filter's errno without the filter too (valgrind
+                 * answers ENOSYS for calls it does not know; systemd-nspawn refuses keyctl with EPERM), the
+                 * filter's refusal cannot be told apart in this run: it says so instead of passing. */
+                if (plain[i] == expected[i] || plain[i] == ENOSYS) {
+                        fprintf(stderr, "note: %s ends with %s without the filter here: not checked\n",
+                                names[i], strerror(plain[i]));
                         continue;
                 }
                 ck_assert_msg(filtered[i] == expected[i], "%s under the filter: %s, expected %s", names[i],
                               strerror(filtered[i]), strerror(expected[i]));
         }
-        /* The controls: without the filter these do not end with the filter's errno, so the refusal above is
-         * the filter's. (As root a user namespace is made; clone3(NULL) is EFAULT; keyctl answers.) */
+        /* As root, or where unprivileged user namespaces are allowed (Debian's default), one is made. */
         ck_assert_msg(plain[CALL_UNSHARE_USER] == 0,
                       "control: unshare(CLONE_NEWUSER) without the filter: %s",
                       strerror(plain[CALL_UNSHARE_USER]));
-        ck_assert_int_ne(plain[CALL_KEYCTL], EPERM);
-        ck_assert_int_ne(plain[CALL_TIOCSTI], EPERM); /* ENOTTY: a pipe is no terminal */
-        ck_assert_int_ne(plain[CALL_BPF], EPERM);
         ck_assert_msg(thread_plain && thread_filtered, "a thread could not start under the filter");
 }
 END_TEST
