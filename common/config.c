@@ -522,8 +522,10 @@ static int parse_env(AjError *e, const Field *f, State *s)
         return 0;
 }
 
-static int parse_enter(AjError *e, const Field *f, State *s)
+/* A string that must be one of names[n]: its index in *ret. The error lists them all. */
+static int parse_choice(AjError *e, const Field *f, const char *const *names, size_t n, size_t *ret)
 {
+        char list[256] = "";
         const char *name;
         int r;
 
@@ -531,14 +533,26 @@ static int parse_enter(AjError *e, const Field *f, State *s)
         if (r < 0)
                 return r;
         name = toml_string(f->value);
-        for (size_t i = 0; i < ELEMENTSOF(enter_backend_names); i++)
-                if (strcmp(name, enter_backend_names[i]) == 0) {
-                        s->config->enter = (EnterBackend)i;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(name, names[i]) == 0) {
+                        *ret = i;
                         return 0;
                 }
-        return field_error(e, f, value_place(f->value),
-                           "\"%s\" is not one of \"auto\", \"run0\", \"systemd-run\", \"direct\"",
-                           QUOTE(name));
+        for (size_t i = 0; i < n; i++) {
+                size_t k = strlen(list);
+                (void)snprintf(list + k, sizeof(list) - k, "%s\"%s\"", i ? ", " : "", names[i]);
+        }
+        return field_error(e, f, value_place(f->value), "\"%s\" is not one of %s", QUOTE(name), list);
+}
+
+static int parse_enter(AjError *e, const Field *f, State *s)
+{
+        size_t i = 0;
+        int r = parse_choice(e, f, enter_backend_names, ELEMENTSOF(enter_backend_names), &i);
+
+        if (r >= 0)
+                s->config->enter = (EnterBackend)i;
+        return r;
 }
 
 static int parse_user_manager(AjError *e, const Field *f, State *s)
@@ -771,20 +785,12 @@ const char *run_confine_name(RunConfine c)
 
 static int parse_run_confine(AjError *e, const Field *f, State *s)
 {
-        const char *name;
-        int r;
+        size_t i = 0;
+        int r = parse_choice(e, f, run_confine_names, ELEMENTSOF(run_confine_names), &i);
 
-        r = expect_type(e, f, TOML_STRING);
-        if (r < 0)
-                return r;
-        name = toml_string(f->value);
-        for (size_t i = 0; i < ELEMENTSOF(run_confine_names); i++)
-                if (strcmp(name, run_confine_names[i]) == 0) {
-                        s->config->run_confine = (RunConfine)i;
-                        return 0;
-                }
-        return field_error(e, f, value_place(f->value), "\"%s\" is not one of \"bubblewrap\", \"none\"",
-                           QUOTE(name));
+        if (r >= 0)
+                s->config->run_confine = (RunConfine)i;
+        return r;
 }
 
 /* ---- Tables ---- */
