@@ -793,6 +793,31 @@ static int parse_run_confine(AjError *e, const Field *f, State *s)
         return r;
 }
 
+bool profile_name_valid(const char *s)
+{
+        size_t n = 0;
+
+        if (!s || !is_lower(s[0]))
+                return false;
+        for (; s[n]; n++)
+                if (!(is_lower(s[n]) || is_digit(s[n]) || s[n] == '-'))
+                        return false;
+        return n <= 32;
+}
+
+static int parse_run_profile(AjError *e, const Field *f, State *s)
+{
+        int r = expect_type(e, f, TOML_STRING);
+
+        if (r < 0)
+                return r;
+        if (!profile_name_valid(toml_string(f->value)))
+                return field_error(e, f, value_place(f->value),
+                                   "\"%s\" is not a profile name (it must match ^[a-z][a-z0-9-]{0,31}$)",
+                                   QUOTE(toml_string(f->value)));
+        return set_string(e, f, &s->config->run_profile);
+}
+
 /* ---- Tables ---- */
 
 typedef struct KeyDef {
@@ -841,6 +866,7 @@ static const KeyDef run_keys[] = {
         { "max-total-bytes", parse_max_total_bytes },
         { "max-files", parse_max_files },
         { "confine", parse_run_confine },
+        { "profile", parse_run_profile },
 };
 
 static const TableDef check_table = { "sandbox.check", check_keys, ELEMENTSOF(check_keys) };
@@ -998,6 +1024,7 @@ void config_free(Config *c)
         free(c->check_allow_tcp_ports);
         strv_free(c->run_trusted_paths);
         strv_free(c->run_env);
+        free(c->run_profile);
         free(c);
 }
 
@@ -1025,8 +1052,9 @@ static Config *config_new(void)
                 c->run_trusted_paths[2] = strdup(".codex");
         }
         c->run_env = calloc(1, sizeof(char *));
-        if (!c->run_trusted_paths || !c->run_trusted_paths[0] || !c->run_trusted_paths[1] ||
-            !c->run_trusted_paths[2] || !c->run_env) {
+        c->run_profile = strdup("command");
+        if (!c->run_profile || !c->run_trusted_paths || !c->run_trusted_paths[0] ||
+            !c->run_trusted_paths[1] || !c->run_trusted_paths[2] || !c->run_env) {
                 config_free(c);
                 return NULL;
         }

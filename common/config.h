@@ -70,6 +70,7 @@ typedef struct Config {
         unsigned long long run_max_total_bytes; /* max-total-bytes; default 64 MiB */
         unsigned long long run_max_files;       /* max-files; default 100 */
         RunConfine run_confine;                 /* confine; "bubblewrap" (default) or "none" */
+        char *run_profile;                      /* profile; default "command"; profile_name_valid() */
 } Config;
 
 /* "bubblewrap" or "none". */
@@ -105,6 +106,7 @@ bool env_name_valid(const char *s);           /* ^[A-Za-z_][A-Za-z0-9_]*$ and no
 bool env_value_valid(const char *s);          /* no newline, no carriage return (TOML strings hold no NUL) */
 bool path_is_plain_absolute(
         const char *s); /* starts "/", no empty, "." or ".." component, no trailing "/" but "/" itself */
+bool profile_name_valid(const char *s); /* ^[a-z][a-z0-9-]{0,31}$: an agent profile's name */
 bool unit_name_valid(const char *s); /* contains ".", no leading "-", no whitespace or control character */
 /* Relative, no empty, "." or ".." component, no control character, at most 4095 bytes; a single trailing "/"
  * is allowed when allow_trailing_slash. */

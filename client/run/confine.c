@@ -111,7 +111,12 @@ int confine_bwrap_argv(const ConfineLayout *l, bool (*is_dir)(const char *path),
         r = r < 0 ? r : push_bind_under(&s, "--bind", l->run_dir, "tmp", NULL);
         r = r < 0 ? r : push_bind_under(&s, "--bind", l->run_dir, "tmp", "/tmp");
         r = r < 0 ? r : push_bind_under(&s, "--bind", l->run_dir, "tmp", "/var/tmp");
-        r = r < 0 ? r : push_bind_under(&s, "--ro-bind", l->run_dir, "task", NULL);
+        if (l->task)
+                r = r < 0 ? r : push_bind_under(&s, "--ro-bind", l->run_dir, "task", NULL);
+        if (l->token)
+                r = r < 0 ? r : push_bind_under(&s, "--ro-bind", l->run_dir, "token", NULL);
+        if (l->profile)
+                r = r < 0 ? r : push_bind_under(&s, "--ro-bind", l->run_dir, "profile", NULL);
         if (l->bridge_dir)
                 r = r < 0 ? r : push3(&s, "--ro-bind", l->bridge_dir, CONFINE_BRIDGE_DIR);
         /* Read-only once the binds are made, or the agent could fill them (and leave sockets there). */

@@ -28,6 +28,9 @@ typedef struct ConfineLayout {
         const char *bridge_dir; /* the bridge's directory on the host, bound at CONFINE_BRIDGE_DIR; NULL
                                    when the proxy is off (then there is no way out at all) */
         const char *self;       /* the client's own path: the launcher inside */
+        bool task;              /* the run's task file is bound, read-only (it exists) */
+        bool token;             /* the run's token directory is bound, read-only (it exists) */
+        bool profile;           /* the run's profile directory is bound, read-only (it exists) */
 } ConfineLayout;
 
 /* bubblewrap's command line up to and including its "--" (the caller appends what runs inside). is_dir

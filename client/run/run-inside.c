@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job run-inside clone|agent|confined|export|dispose ARGS: the sandbox side of `run`, each run as
- * the sandbox user through `helper enter` by the runner side (never by hand: it is not in the usage).
+/* agentic-job run-inside clone|profile|agent|confined|export|dispose ARGS: the sandbox side of `run`, each
+ * run as the sandbox user through `helper enter` by the runner side (never by hand: it is not in the usage).
  * Nothing here has a privilege the sandbox user lacks; what it writes back is read strictly by the runner
  * side, which believes none of it beyond its form. */
 #include <errno.h>
@@ -25,11 +25,13 @@
 #include "macro.h"
 #include "parse.h"
 #include "patch.h"
+#include "profile.h"
 #include "remove-tree.h"
 #include "run-inside.h"
 #include "run-plan.h"
 #include "spawn.h"
 #include "strv.h"
+#include "token-probes.h"
 #include "write-all.h"
 
 extern char **environ;
@@ -40,13 +42,19 @@ extern char **environ;
 static const char *const prog = "agentic-job run-inside";
 
 typedef struct InsideOptions {
-        const char *run_dir, *url, *commit, *ref, *base, *setup, *confine;
+        const char *run_dir, *url, *commit, *ref, *base, *setup, *confine, *profile;
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
+        const char *runner_dirs[TOKEN_RUNNER_DIRS_MAX]; /* profile: the runner's places token-runner-file
+                                                           searches */
+        size_t n_runner_dirs;
         uint64_t max_file_bytes, max_total_bytes, max_files;
         bool dispose; /* export: remove the run's directory once the stream has ended */
         bool bridge;  /* agent, confined: the egress proxy is on, so the bridge is made */
-        char **rest;  /* after "--" */
+        bool token;   /* profile: the token comes on standard input; agent: it is in the run's token file */
+        bool task_stdin; /* confined: the agent's standard input is the task */
+        bool login;      /* confined: run the profile's login (rest) with the token file as standard input */
+        char **rest;     /* after "--" */
 } InsideOptions;
 
 static int fail(const char *what, const char *detail)
@@ -67,6 +75,7 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                                     : strcmp(a, "--base") == 0    ? &o->base
                                     : strcmp(a, "--setup") == 0   ? &o->setup
                                     : strcmp(a, "--confine") == 0 ? &o->confine
+                                    : strcmp(a, "--profile") == 0 ? &o->profile
                                                                   : NULL;
                 uint64_t *num = strcmp(a, "--max-file-bytes") == 0    ? &o->max_file_bytes
                                 : strcmp(a, "--max-total-bytes") == 0 ? &o->max_total_bytes
@@ -77,12 +86,16 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                         o->rest = argv + i + 1;
                         return 0;
                 }
-                if (strcmp(a, "--dispose") == 0 && !o->dispose) {
-                        o->dispose = true;
-                        continue;
-                }
-                if (strcmp(a, "--bridge") == 0 && !o->bridge) {
-                        o->bridge = true;
+                bool *flag = strcmp(a, "--dispose") == 0      ? &o->dispose
+                             : strcmp(a, "--bridge") == 0     ? &o->bridge
+                             : strcmp(a, "--token") == 0      ? &o->token
+                             : strcmp(a, "--task-stdin") == 0 ? &o->task_stdin
+                             : strcmp(a, "--login") == 0      ? &o->login
+                                                              : NULL;
+                if (flag) {
+                        if (*flag)
+                                return -EINVAL;
+                        *flag = true;
                         continue;
                 }
                 if (i + 1 >= argc)
@@ -91,6 +104,10 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                         if (o->n_trusted >= INSIDE_LIST_MAX)
                                 return -E2BIG;
                         o->trusted[o->n_trusted++] = argv[++i];
+                } else if (strcmp(a, "--runner-dir") == 0) {
+                        if (o->n_runner_dirs >= TOKEN_RUNNER_DIRS_MAX)
+                                return -E2BIG;
+                        o->runner_dirs[o->n_runner_dirs++] = argv[++i];
                 } else if (slot) {
                         if (*slot)
                                 return -EINVAL;
@@ -172,11 +189,12 @@ static int inside_clone(const InsideOptions *o)
                 if (confine_preflight(reason, sizeof(reason)) < 0)
                         return fail("the inner confinement cannot run", reason);
         }
-        /* The run's directory and its home and temp (and the bridge's directory): the sandbox user's own,
-         * closed to everyone else. */
+        /* The run's directory and its home, temp and profile directory (and the bridge's): the sandbox
+         * user's own, closed to everyone else. */
         if (mkdir(o->run_dir, 0700) < 0)
                 return fail("cannot make the run's directory", strerror(errno));
         if (make_private_dir(o->run_dir, "home") < 0 || make_private_dir(o->run_dir, "tmp") < 0 ||
+            make_private_dir(o->run_dir, "profile") < 0 ||
             (confined(o) && make_private_dir(o->run_dir, "bridge") < 0))
                 return fail("cannot make the run's home and temp", strerror(errno));
         if (asprintf(&work, "%s/" RUN_WORKSPACE, o->run_dir) < 0)
@@ -272,11 +290,108 @@ static _printf_(2, 3) int env_setf(Strv *env, const char *fmt, ...)
         return strv_env_set(env, entry);
 }
 
-/* The setup command, then the agent in place of this process (which does not return but on failure). */
-static int setup_then_agent(const InsideOptions *o, char **env)
-{
-        int null;
+/* The run's own places, which the profile's strings name. */
+typedef struct RunPlaces {
+        char *home, *tmpdir, *workspace, *task, *token_dir, *token_file, *profile_dir;
+} RunPlaces;
 
+static void run_places_done(RunPlaces *p)
+{
+        free(p->home);
+        free(p->tmpdir);
+        free(p->workspace);
+        free(p->task);
+        free(p->token_dir);
+        free(p->token_file);
+        free(p->profile_dir);
+}
+
+static int run_places(const char *run_dir, RunPlaces *p)
+{
+        if (asprintf(&p->home, "%s/home", run_dir) < 0 || asprintf(&p->tmpdir, "%s/tmp", run_dir) < 0 ||
+            asprintf(&p->workspace, "%s/" RUN_WORKSPACE, run_dir) < 0 ||
+            asprintf(&p->task, "%s/task", run_dir) < 0 || asprintf(&p->token_dir, "%s/token", run_dir) < 0 ||
+            asprintf(&p->token_file, "%s/token/token", run_dir) < 0 ||
+            asprintf(&p->profile_dir, "%s/profile", run_dir) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static ProfileVars places_vars(const RunPlaces *p)
+{
+        return (ProfileVars){ .home = p->home,
+                              .tmpdir = p->tmpdir,
+                              .workspace = p->workspace,
+                              .task = p->task,
+                              .token_file = p->token_file,
+                              .profile_dir = p->profile_dir };
+}
+
+static int load_profile(const InsideOptions *o, Profile **ret)
+{
+        AjError e = {};
+
+        if (profile_load(NULL, o->profile, ret, &e) < 0)
+                return fail("the profile", e.message);
+        return 0;
+}
+
+/* Each of the profile's words, expanded, then the caller's. */
+static int expand_words(char *const *words, char *const *more, const ProfileVars *v, Strv *ret)
+{
+        for (char *const *w = words; w && *w; w++) {
+                char *x = NULL;
+                int r = profile_expand(*w, v, &x);
+
+                if (r < 0 || (r = strv_push(ret, x)) < 0)
+                        return r;
+        }
+        for (char *const *w = more; w && *w; w++)
+                if (strv_push(ret, strdup(*w)) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+/* The enter's environment (nothing of the runner's), then the named values, then the profile's values,
+ * then the run's own places, which neither may move. */
+static int agent_env(const InsideOptions *o, const Profile *p, const RunPlaces *pl, char *const *named,
+                     Strv *env)
+{
+        ProfileVars v = places_vars(pl);
+        int r = 0;
+
+        for (char **e = environ; r >= 0 && *e; e++)
+                r = strv_push(env, strdup(*e));
+        for (char *const *e = named; r >= 0 && e && *e; e++)
+                r = strv_env_set(env, *e);
+        for (char **e = p->env; r >= 0 && e && *e; e++) {
+                _cleanup_free_ char *x = NULL;
+
+                r = profile_expand(*e, &v, &x);
+                r = r < 0 ? r : strv_env_set(env, x);
+        }
+        r = r < 0 ? r : env_setf(env, "HOME=%s", pl->home);
+        r = r < 0 ? r : env_setf(env, "TMPDIR=%s", pl->tmpdir);
+        r = r < 0 ? r : env_setf(env, "GITHUB_WORKSPACE=%s", pl->workspace);
+        r = r < 0 ? r : env_setf(env, "AGENTIC_JOB_TASK=%s", pl->task);
+        if (o->token)
+                r = r < 0 ? r : env_setf(env, "AGENTIC_JOB_TOKEN_FILE=%s", pl->token_file);
+        return r;
+}
+
+static int open_stdin(const char *path)
+{
+        _cleanup_close_ int fd = open(path ? path : "/dev/null", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+        if (fd < 0 || dup2(fd, STDIN_FILENO) < 0)
+                return -errno;
+        return 0;
+}
+
+/* The setup command, then argv in place of this process (which does not return but on failure), its
+ * standard input stdin_path (NULL: /dev/null). */
+static int setup_then_agent(const InsideOptions *o, char **env, char **argv, const char *stdin_path)
+{
         if (o->setup) {
                 int r = run_setup(o->setup, env);
                 if (r < 0)
@@ -286,22 +401,23 @@ static int setup_then_agent(const InsideOptions *o, char **env)
                         return r;
                 }
         }
-        null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null < 0 || dup2(null, STDIN_FILENO) < 0)
-                return fail("cannot open /dev/null", strerror(errno));
+        if (open_stdin(stdin_path) < 0)
+                return fail("cannot open the agent's standard input", strerror(errno));
         environ = env;
-        execvp(o->rest[0], o->rest);
-        fprintf(stderr, "%s: cannot run the agent %s: %s\n", prog, o->rest[0], strerror(errno));
+        execvp(argv[0], argv);
+        fprintf(stderr, "%s: cannot run %s: %s\n", prog, argv[0], strerror(errno));
         return 127;
 }
 
-/* The host end of the bridge, then bubblewrap around `run-inside confined`, which runs the setup command
- * and the agent inside; its status is the agent's. */
-static int agent_in_bubblewrap(const InsideOptions *o, char **env)
+/* The host end of the bridge (unless login), then bubblewrap around `run-inside confined`, which runs
+ * the setup command and argv inside (or, with login, argv with the token as its standard input); its
+ * status is theirs. */
+static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bool login)
 {
         _cleanup_(strv_clear) Strv argv = {};
         _cleanup_free_ char *self = NULL, *bridge_dir = NULL, *socket_path = NULL;
         _cleanup_close_ int filter = -EBADF;
+        bool bridge_on = o->bridge && !login;
         char **head = NULL;
         pid_t bridge = 0, pid = -1;
         int r, status;
@@ -316,30 +432,37 @@ static int agent_in_bubblewrap(const InsideOptions *o, char **env)
         if (r < 0)
                 return fail("cannot build the seccomp filter", strerror(-r));
         r = confine_bwrap_argv(&(ConfineLayout){ .run_dir = o->run_dir,
-                                                 .bridge_dir = o->bridge ? bridge_dir : NULL,
-                                                 .self = self },
+                                                 .bridge_dir = bridge_on ? bridge_dir : NULL,
+                                                 .self = self,
+                                                 .task = !login,
+                                                 .token = o->token,
+                                                 .profile = true },
                                NULL, &head);
         if (r < 0)
                 return fail("cannot build bubblewrap's command line", strerror(-r));
-        for (char **a = head; *a; a++)
-                if (strv_push(&argv, TAKE_PTR(*a)) < 0)
-                        return fail("out of memory", NULL);
+        for (char **a = head; *a; a++) {
+                r = r < 0 ? r : strv_push(&argv, *a);
+                if (r < 0)
+                        free(*a);
+        }
         free(head);
-        r = strv_push(&argv, strdup(self));
+        r = r < 0 ? r : strv_push(&argv, strdup(self));
         r = r < 0 ? r : strv_push(&argv, strdup("run-inside"));
         r = r < 0 ? r : strv_push(&argv, strdup("confined"));
         r = r < 0 ? r : strv_push(&argv, strdup("--run-dir"));
         r = r < 0 ? r : strv_push(&argv, strdup(o->run_dir));
-        r = r < 0 || !o->bridge ? r : strv_push(&argv, strdup("--bridge"));
-        r = r < 0 || !o->setup ? r : strv_push(&argv, strdup("--setup"));
-        r = r < 0 || !o->setup ? r : strv_push(&argv, strdup(o->setup));
+        r = r < 0 || !bridge_on ? r : strv_push(&argv, strdup("--bridge"));
+        r = r < 0 || !login ? r : strv_push(&argv, strdup("--login"));
+        r = r < 0 || login || !o->task_stdin ? r : strv_push(&argv, strdup("--task-stdin"));
+        r = r < 0 || login || !o->setup ? r : strv_push(&argv, strdup("--setup"));
+        r = r < 0 || login || !o->setup ? r : strv_push(&argv, strdup(o->setup));
         r = r < 0 ? r : strv_push(&argv, strdup("--"));
-        for (char **a = o->rest; r >= 0 && *a; a++)
+        for (char **a = args; r >= 0 && *a; a++)
                 r = strv_push(&argv, strdup(*a));
         if (r < 0)
                 return fail("out of memory", NULL);
 
-        if (o->bridge) {
+        if (bridge_on) {
                 r = confine_host_bridge_start(socket_path, &bridge);
                 if (r < 0)
                         return fail("cannot start the bridge to the egress proxy", strerror(-r));
@@ -354,24 +477,28 @@ static int agent_in_bubblewrap(const InsideOptions *o, char **env)
         return status < 0 ? fail("cannot wait for bubblewrap", strerror(-status)) : status;
 }
 
+/* The agent: the profile's command line and the caller's words, its environment and standard input, in the
+ * inner confinement unless it is off. */
 static int inside_agent(const InsideOptions *o)
 {
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_(run_places_done) RunPlaces pl = {};
         _cleanup_free_ char *input = NULL, *task_path = NULL;
-        _cleanup_(strv_clear) Strv env = {};
+        _cleanup_(strv_clear) Strv env = {}, named = {}, argv = {};
+        ProfileVars v;
         size_t size = 0, pos = 0;
         int r;
 
-        if (!o->run_dir || !o->rest[0] || !confine_valid(o))
+        if (!o->run_dir || !o->profile || !confine_valid(o))
                 return fail("agent: usage", NULL);
+        if (load_profile(o, &p) != 0)
+                return 1;
+        if (run_places(o->run_dir, &pl) < 0)
+                return fail("out of memory", NULL);
+        v = places_vars(&pl);
         r = read_stdin(&input, &size);
         if (r < 0)
                 return fail("cannot read the named values and the task", strerror(-r));
-
-        /* The enter's environment (nothing of the runner's), then the named values, then the run's own
-         * places, which no named value may move. */
-        for (char **v = environ; *v; v++)
-                if (strv_push(&env, strdup(*v)) < 0)
-                        return fail("out of memory", NULL);
         for (;;) {
                 const char *entry = input + pos;
                 size_t n = strnlen(entry, size - pos);
@@ -381,38 +508,191 @@ static int inside_agent(const InsideOptions *o)
                 pos += n + 1;
                 if (n == 0)
                         break;
-                if (!strchr(entry, '=') || strv_env_set(&env, entry) < 0)
+                if (!strchr(entry, '=') || strv_push(&named, strdup(entry)) < 0)
                         return fail("a named value is malformed", NULL);
         }
         r = write_task(o->run_dir, input + pos, size - pos, &task_path);
         if (r < 0)
                 return fail("cannot write the task", strerror(-r));
-        if (env_setf(&env, "HOME=%s/home", o->run_dir) < 0 ||
-            env_setf(&env, "TMPDIR=%s/tmp", o->run_dir) < 0 ||
-            env_setf(&env, "GITHUB_WORKSPACE=%s/" RUN_WORKSPACE, o->run_dir) < 0 ||
-            env_setf(&env, "AGENTIC_JOB_TASK=%s", task_path) < 0)
-                return fail("out of memory", NULL);
+        r = agent_env(o, p, &pl, named.v, &env);
+        if (r < 0)
+                return fail("cannot build the agent's environment", strerror(-r));
+        r = expand_words(p->command, o->rest, &v, &argv);
+        if (r < 0)
+                return fail("cannot build the agent's command line", strerror(-r));
+        if (!argv.v || !argv.v[0])
+                return fail("agent: no command", NULL);
+        if (confined(o)) {
+                InsideOptions inner = *o;
+
+                inner.task_stdin = p->stdin_from == PROFILE_STDIN_TASK;
+                return run_in_bubblewrap(&inner, env.v, argv.v, false);
+        }
+        return setup_then_agent(o, env.v, argv.v, p->stdin_from == PROFILE_STDIN_TASK ? pl.task : NULL);
+}
+
+/* ---- profile: the profile's files, the token, its login, the token probes ---- */
+
+static int write_private_file(const char *path, const char *data, size_t size)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        if (fd < 0)
+                return -errno;
+        return write_all(fd, data, size) < 0 ? -EIO : 0;
+}
+
+/* A profile's dirs and token-files must be in the run's directory. */
+static bool in_run_dir(const char *path, const char *run_dir)
+{
+        size_t n = strlen(run_dir);
+
+        return path_is_plain_absolute(path) && strncmp(path, run_dir, n) == 0 && path[n] == '/';
+}
+
+static int run_login(const InsideOptions *o, const Profile *p, const RunPlaces *pl)
+{
+        _cleanup_(strv_clear) Strv env = {}, argv = {};
+        ProfileVars v = places_vars(pl);
+        pid_t pid;
+        int r;
+
+        r = agent_env(o, p, pl, NULL, &env);
+        r = r < 0 ? r : expand_words(p->login, NULL, &v, &argv);
+        if (r < 0)
+                return fail("cannot build the profile's login", strerror(-r));
         if (confined(o))
-                return agent_in_bubblewrap(o, env.v);
-        return setup_then_agent(o, env.v);
+                r = run_in_bubblewrap(o, env.v, argv.v, true);
+        else {
+                pid = fork();
+                if (pid < 0)
+                        return fail("cannot fork", strerror(errno));
+                if (pid == 0) {
+                        if (open_stdin(pl->token_file) < 0)
+                                _exit(127);
+                        environ = env.v;
+                        execvp(argv.v[0], argv.v);
+                        _exit(127);
+                }
+                r = wait_exit_status(pid);
+        }
+        if (r != 0) {
+                fprintf(stderr, "%s: the profile's login (%s) failed (status %d)\n", prog, argv.v[0], r);
+                return 1;
+        }
+        return 0;
+}
+
+static int inside_profile(const InsideOptions *o)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_(run_places_done) RunPlaces pl = {};
+        _cleanup_(strv_clear) Strv holders = {};
+        _cleanup_free_ char *token = NULL;
+        size_t token_size = 0;
+        ProfileVars v;
+        int r;
+
+        if (!o->run_dir || !o->profile || *o->rest || !confine_valid(o))
+                return fail("profile: usage", NULL);
+        if (load_profile(o, &p) != 0)
+                return 1;
+        if (run_places(o->run_dir, &pl) < 0)
+                return fail("out of memory", NULL);
+        v = places_vars(&pl);
+        if (o->token) {
+                r = read_pipe_bounded(STDIN_FILENO, TOKEN_MAX + 1, &token, &token_size);
+                if (r < 0 || token_size == 0 || token_size > TOKEN_MAX || memchr(token, '\0', token_size))
+                        return fail("cannot read the run token", r < 0 ? strerror(-r) : "empty or too long");
+        }
+
+        /* The profile's directories and files (in the directory the clone made), the sandbox user's own,
+         * closed to everyone else. */
+        for (size_t i = 0; i < profile_json_count(p); i++) {
+                _cleanup_free_ char *name = NULL, *text = NULL, *path = NULL;
+
+                r = profile_json_render(p, i, &v, &name, &text);
+                if (r < 0)
+                        return fail("cannot render the profile's file", strerror(-r));
+                if (asprintf(&path, "%s/%s", pl.profile_dir, name) < 0)
+                        return fail("out of memory", NULL);
+                r = write_private_file(path, text, strlen(text));
+                if (r < 0)
+                        return fail(path, strerror(-r));
+        }
+        for (char **d = p->dirs; d && *d; d++) {
+                _cleanup_free_ char *path = NULL;
+
+                r = profile_expand(*d, &v, &path);
+                if (r < 0 || !in_run_dir(path, o->run_dir))
+                        return fail("a profile's directory is not in the run's directory", *d);
+                if (mkdir(path, 0700) < 0)
+                        return fail(path, strerror(errno));
+        }
+        if (!o->token) {
+                printf("profile ready\n");
+                return fflush(stdout) == 0 ? 0 : 1;
+        }
+
+        /* The token: one file of mode 0600 in a directory of mode 0700, written from the pipe. */
+        if (mkdir(pl.token_dir, 0700) < 0)
+                return fail("cannot make the token's directory", strerror(errno));
+        r = write_private_file(pl.token_file, token, token_size);
+        if (r < 0)
+                return fail("cannot write the token", strerror(-r));
+        if (p->login && run_login(o, p, &pl) != 0)
+                return 1;
+
+        if (strv_push(&holders, strdup(pl.token_file)) < 0)
+                return fail("out of memory", NULL);
+        for (char **f = p->token_files; f && *f; f++) {
+                char *path = NULL;
+
+                r = profile_expand(*f, &v, &path);
+                if (r < 0 || !in_run_dir(path, o->run_dir)) {
+                        free(path);
+                        return fail("a profile's token file is not in the run's directory", *f);
+                }
+                if (strv_push(&holders, path) < 0)
+                        return fail("out of memory", NULL);
+        }
+        r = token_probes_run(&(TokenProbeInput){
+                .token = token,
+                .token_size = token_size,
+                .holders = holders.v,
+                .workspace = pl.workspace,
+                .runner_dirs = (char *const *)o->runner_dirs,
+                .n_runner_dirs = o->n_runner_dirs,
+        });
+        explicit_bzero(token, token_size);
+        return r == 0 ? 0 : 1;
 }
 
 /* ---- confined: the launcher, inside bubblewrap ---- */
 
 /* The inner end of the bridge on 127.0.0.1:3128 (the proxy variables already point there), then the setup
- * command and the agent. The bridge is the agent's child: it ends with the confinement. */
+ * command and the agent; with --login, the profile's login with the token as its standard input. The
+ * bridge is the agent's child: it ends with the confinement. */
 static int inside_confined(const InsideOptions *o)
 {
+        _cleanup_free_ char *task = NULL, *token = NULL;
         pid_t bridge = -1;
 
         if (!o->run_dir || !o->rest[0] || o->confine)
                 return fail("confined: usage", NULL);
+        if (asprintf(&task, "%s/task", o->run_dir) < 0 || asprintf(&token, "%s/token/token", o->run_dir) < 0)
+                return fail("out of memory", NULL);
+        if (o->login) {
+                if (o->bridge || o->setup || o->task_stdin)
+                        return fail("confined: usage", NULL);
+                return setup_then_agent(o, environ, o->rest, token);
+        }
         if (o->bridge) {
                 int r = confine_inner_bridge_start(&bridge);
                 if (r < 0)
                         return fail("cannot start the bridge inside the confinement", strerror(-r));
         }
-        return setup_then_agent(o, environ);
+        return setup_then_agent(o, environ, o->rest, o->task_stdin ? task : NULL);
 }
 
 /* ---- dispose ---- */
@@ -522,6 +802,8 @@ int run_inside_main(int argc, char **argv)
                 return fail("refused as root", NULL);
         if (strcmp(argv[1], "clone") == 0)
                 return inside_clone(&o);
+        if (strcmp(argv[1], "profile") == 0)
+                return inside_profile(&o);
         if (strcmp(argv[1], "agent") == 0)
                 return inside_agent(&o);
         if (strcmp(argv[1], "confined") == 0)

@@ -9,6 +9,7 @@
 
 #include "macro.h"
 #include "parse.h"
+#include "profile.h"
 
 bool run_commit_valid(const char *s)
 {
@@ -150,23 +151,25 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");
         for (i = 1; i < argc; i++) {
                 const char *a = argv[i], *val;
-                const char **slot = strcmp(a, "--repo") == 0     ? &p.repo
-                                    : strcmp(a, "--commit") == 0 ? &p.commit
-                                    : strcmp(a, "--ref") == 0    ? &p.ref
-                                    : strcmp(a, "--base") == 0   ? &p.base
-                                    : strcmp(a, "--task") == 0   ? &p.task
-                                    : strcmp(a, "--out") == 0    ? &p.out_dir
-                                    : strcmp(a, "--setup") == 0  ? &p.setup
-                                                                 : NULL;
+                const char **slot = strcmp(a, "--repo") == 0      ? &p.repo
+                                    : strcmp(a, "--commit") == 0  ? &p.commit
+                                    : strcmp(a, "--ref") == 0     ? &p.ref
+                                    : strcmp(a, "--base") == 0    ? &p.base
+                                    : strcmp(a, "--task") == 0    ? &p.task
+                                    : strcmp(a, "--out") == 0     ? &p.out_dir
+                                    : strcmp(a, "--setup") == 0   ? &p.setup
+                                    : strcmp(a, "--profile") == 0 ? &p.profile
+                                                                  : NULL;
                 bool is_limit = strcmp(a, "--timeout") == 0 || strcmp(a, "--max-file-bytes") == 0 ||
                                 strcmp(a, "--max-total-bytes") == 0 || strcmp(a, "--max-files") == 0;
 
                 if (strcmp(a, "--") == 0)
                         break;
-                if (strcmp(a, "--patch") == 0) {
-                        if (p.patch)
-                                return aj_error(e, EINVAL, 0, 0, "given twice: --patch");
-                        p.patch = true;
+                if (strcmp(a, "--patch") == 0 || strcmp(a, "--token-stdin") == 0) {
+                        bool *flag = a[2] == 'p' ? &p.patch : &p.token_stdin;
+                        if (*flag)
+                                return aj_error(e, EINVAL, 0, 0, "given twice: %s", a);
+                        *flag = true;
                         continue;
                 }
                 if (!slot && !is_limit && strcmp(a, "--output") != 0)
@@ -252,9 +255,11 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                 return aj_error(e, EINVAL, 0, 0, "nothing to export: give --output NAME or --patch");
         if (p.max_total_bytes < p.max_file_bytes)
                 p.max_file_bytes = p.max_total_bytes;
-        if (i >= argc)
-                return aj_error(e, EINVAL, 0, 0, "missing '--' before the agent's command");
-        if (i + 1 >= argc || argv[i + 1][0] == '\0')
+        if (p.profile && !profile_name_valid(p.profile))
+                return aj_error(e, EINVAL, 0, 0, "--profile \"%s\": not a profile name ([a-z][a-z0-9-]*)",
+                                quote(p.profile, q));
+        /* Without "--", the profile's command alone (run checks that it has one). */
+        if (i < argc && (i + 1 >= argc || argv[i + 1][0] == '\0'))
                 return aj_error(e, EINVAL, 0, 0, "missing the agent's command after '--'");
         if (argc - i - 1 > RUN_AGENT_ARGS)
                 return aj_error(e, EINVAL, 0, 0, "the agent's command has more than %d words",
@@ -270,7 +275,7 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                         return aj_error(e, ENOMEM, 0, 0, "out of memory");
                 }
         }
-        p.agent = argv + i + 1;
+        p.agent = i < argc ? argv + i + 1 : argv + argc;
         *ret = p;
         return 0;
 }

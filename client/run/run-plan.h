@@ -22,7 +22,9 @@ typedef struct RunPlan {
         const char *setup;   /* the repository's setup command (sh -c), or NULL */
         char **outputs;      /* NULL-terminated relative paths in the clone; owned by the plan */
         bool patch;          /* a patch of the workspace against the commit is one of the outputs */
-        char **agent;        /* the agent's command line (points into argv) */
+        char **agent;        /* the caller's words after "--" (points into argv; empty without "--") */
+        const char *profile; /* --profile, or NULL (run takes [run] profile) */
+        bool token_stdin;    /* --token-stdin: the run token comes on standard input */
         unsigned timeout;    /* seconds of the setup and the agent together */
         unsigned long long max_file_bytes, max_total_bytes;
         unsigned max_files;

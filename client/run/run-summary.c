@@ -129,6 +129,8 @@ static json_t *summary_json(const Summary *s)
         json_object_set_new(o, "base-commit", s->base_commit[0] ? json_string(s->base_commit) : json_null());
         json_object_set_new(o, "fetched-by-id", json_boolean(s->fetched_by_id));
         json_object_set_new(o, "confine", json_string(s->confine ? s->confine : "unknown"));
+        json_object_set_new(o, "profile", json_string(s->profile ? s->profile : "unknown"));
+        json_object_set_new(o, "token", json_string(s->token ? s->token : "none"));
         json_object_set_new(o, "trusted-paths",
                             json_pack("{s:i, s:i}", "replaced", (int)s->trusted_replaced, "removed",
                                       (int)s->trusted_removed));
@@ -169,6 +171,12 @@ static void summary_markdown(const Summary *s, FILE *f)
         md_cell(f, !s->confine                       ? "unknown"
                    : strcmp(s->confine, "none") == 0 ? "none: [run] confine = \"none\" (opted out)"
                                                      : s->confine);
+        fputs(" |\n| profile | ", f);
+        md_cell(f, s->profile ? s->profile : "unknown");
+        fputs(" |\n| run token | ", f);
+        md_cell(f, s->token && strcmp(s->token, "file") == 0
+                           ? "from standard input, to the agent in a 0600 file"
+                           : "none");
         fprintf(f, " |\n\n| phase | outcome | seconds | detail |\n|---|---|---|---|\n");
         for (size_t i = 0; i < s->n_phases; i++) {
                 fprintf(f, "| %s | %s | %.3f | ", s->phases[i].name, s->phases[i].ok ? "ok" : "failed",

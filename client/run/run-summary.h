@@ -34,6 +34,8 @@ typedef struct SummaryDenied {
 typedef struct Summary {
         const RunPlan *plan;
         const char *confine; /* [run] confine: "bubblewrap", or "none" where the caller opted out */
+        const char *profile; /* the agent profile's name */
+        const char *token;   /* how the agent got the run token: "none", or "file" (never the token) */
         char commit[41], base_commit[41];
         bool fetched_by_id;
         unsigned trusted_replaced, trusted_removed;

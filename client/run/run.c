@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check-line.h"
 #include "check-record.h"
 #include "check-text.h"
 #include "client.h"
@@ -30,6 +31,7 @@
 #include "helper-call.h"
 #include "macro.h"
 #include "parse.h"
+#include "profile.h"
 #include "read-file.h"
 #include "run-inside.h"
 #include "run-output.h"
@@ -37,6 +39,7 @@
 #include "run-summary.h"
 #include "spawn.h"
 #include "subid.h"
+#include "token-probes.h"
 #include "trusted-path.h"
 #include "write-all.h"
 
@@ -78,6 +81,9 @@ static _printf_(1, 2) void say(const char *fmt, ...)
 typedef struct Run {
         RunPlan plan;
         Config *config;
+        Profile *profile;
+        char *token; /* the run token, from standard input (--token-stdin), or NULL */
+        size_t token_size;
         Summary summary;
         int sigfd;          /* SIGTERM, SIGINT, SIGHUP */
         int cancel_signal;  /* the first one that came, or 0 */
@@ -459,6 +465,189 @@ static int phase_clone(Run *run)
         return RUN_EXIT_OK;
 }
 
+/* ---- the before-agent check ---- */
+
+/* [sandbox.check] before-agent: every probe of `sandbox check` again, after the clone and before the
+ * token and the agent, by this same program as the runner; its lines pass through. */
+static int phase_check(Run *run)
+{
+        char detail[SUMMARY_TEXT_MAX];
+        long long t0 = now_ms();
+        pid_t pid;
+        int status;
+
+        phase_start("check");
+        pid = fork();
+        if (pid < 0) {
+                phase_end(run, "check", t0, false, strerror(errno));
+                return RUN_EXIT_NOT_RUN;
+        }
+        if (pid == 0) {
+                char *argv[] = { (char *)"agentic-job", (char *)"sandbox", (char *)"check", NULL };
+                sigset_t mask;
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                sigemptyset(&mask);
+                (void)sigprocmask(SIG_SETMASK, &mask, NULL);
+                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+                        _exit(127);
+                execv("/proc/self/exe", argv);
+                _exit(127);
+        }
+        status = wait_exit_status(pid);
+        (void)snprintf(detail, sizeof(detail), "%s",
+                       status == 0  ? "every probe of sandbox check passed"
+                       : status < 0 ? strerror(-status)
+                                    : "sandbox check failed: the agent does not start");
+        phase_end(run, "check", t0, status == 0, detail);
+        return status == 0 ? RUN_EXIT_OK : RUN_EXIT_NOT_RUN;
+}
+
+/* ---- the profile: its files, the token, its login, the token probes ---- */
+
+typedef struct ProfileOut {
+        CheckStream stream;
+        bool seen[8]; /* one per token probe */
+        unsigned ok, failed;
+        char first_fail[SUMMARY_TEXT_MAX];
+        bool bad;
+        AjError e;
+        char err[STDERR_KEEP + 1];
+        size_t n_err;
+} ProfileOut;
+
+static void profile_on_line(const CheckLine *l, void *userdata)
+{
+        ProfileOut *o = userdata;
+        char n_esc[CHECK_NAME_MAX * 4], d_esc[CHECK_DETAIL_MAX * 4];
+
+        check_escape(l->name, n_esc, sizeof(n_esc));
+        check_escape(l->detail, d_esc, sizeof(d_esc));
+        fprintf(stderr, "%s [%s] %s\n", check_status_to_string(l->status), n_esc, d_esc);
+        if (l->status == CHECK_OK) {
+                o->ok++;
+                return;
+        }
+        if (!o->failed++)
+                (void)snprintf(o->first_fail, sizeof(o->first_fail), "FAIL [%.60s] %.400s", n_esc, d_esc);
+}
+
+static int profile_on_out(const char *data, size_t n, void *userdata)
+{
+        ProfileOut *o = userdata;
+
+        if (!o->bad && check_stream_feed(&o->stream, data, n, profile_on_line, o, &o->e) < 0)
+                o->bad = true;
+        return 0;
+}
+
+static int profile_on_err(const char *data, size_t n, void *userdata)
+{
+        ProfileOut *o = userdata;
+
+        return keep_err(o->err, &o->n_err, data, n);
+}
+
+static bool profile_has_work(const Run *run)
+{
+        const Profile *p = run->profile;
+
+        return run->token || (p->dirs && p->dirs[0]) || profile_json_count(p) > 0;
+}
+
+/* The runner's places token-runner-file searches: its home, RUNNER_TEMP, GITHUB_WORKSPACE (each that is a
+ * directory). */
+static size_t runner_dirs(char **dirs, size_t max)
+{
+        const struct passwd *pw = getpwuid(getuid());
+        const char *candidates[] = { pw ? pw->pw_dir : NULL, getenv("RUNNER_TEMP"),
+                                     getenv("GITHUB_WORKSPACE") };
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(candidates) && n < max; i++) {
+                struct stat st;
+
+                if (candidates[i] && path_is_plain_absolute(candidates[i]) &&
+                    stat(candidates[i], &st) == 0 && S_ISDIR(st.st_mode))
+                        dirs[n++] = (char *)candidates[i];
+        }
+        return n;
+}
+
+static int phase_profile(Run *run)
+{
+        char *args[16 + 2 * TOKEN_RUNNER_DIRS_MAX] = {};
+        char *dirs[TOKEN_RUNNER_DIRS_MAX];
+        char detail[SUMMARY_TEXT_MAX];
+        ProfileOut out = {};
+        Pump pump = { .run = run,
+                      .deadline = run->deadline,
+                      .cancellable = true,
+                      .input = run->token,
+                      .input_size = run->token ? run->token_size : 0,
+                      .on_out = profile_on_out,
+                      .on_err = profile_on_err,
+                      .userdata = &out };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        long long t0 = now_ms();
+        EnterEnd end = ENTER_EXITED;
+        size_t k = 0, n_dirs = runner_dirs(dirs, ELEMENTSOF(dirs));
+        int r;
+
+        phase_start("profile");
+        check_stream_init(&out.stream, (char *const *)token_probe_names, out.seen);
+        args[k++] = (char *)"run-inside";
+        args[k++] = (char *)"profile";
+        args[k++] = (char *)"--run-dir";
+        args[k++] = run->run_dir;
+        args[k++] = (char *)"--confine";
+        args[k++] = (char *)run_confine_name(run->config->run_confine);
+        args[k++] = (char *)"--profile";
+        args[k++] = (char *)run->plan.profile;
+        if (run->token) {
+                args[k++] = (char *)"--token";
+                for (size_t i = 0; i < n_dirs; i++) {
+                        args[k++] = (char *)"--runner-dir";
+                        args[k++] = dirs[i];
+                }
+        }
+        r = helper_enter_self(run->work_dir, args, &e);
+        if (r < 0) {
+                phase_end(run, "profile", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        if (r < 0) {
+                phase_end(run, "profile", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        if (end != ENTER_EXITED) {
+                phase_end(run, "profile", t0, false, end == ENTER_CANCELLED ? "cancelled" : "out of time");
+                return end == ENTER_CANCELLED ? RUN_EXIT_FAILED : RUN_EXIT_TIMEOUT;
+        }
+        if (!out.bad && check_stream_end(&out.stream, &out.e) < 0)
+                out.bad = true;
+        if (out.bad)
+                (void)snprintf(detail, sizeof(detail),
+                               "the sandbox side wrote what is not a probe's result: %.300s", out.e.message);
+        else if (out.failed)
+                (void)snprintf(detail, sizeof(detail), "%s", out.first_fail);
+        else if (pump.status != 0)
+                (void)snprintf(detail, sizeof(detail), "%.400s",
+                               out.n_err ? first_line(out.err) : "the sandbox side failed");
+        else if (run->token && out.ok != strv_length((char **)token_probe_names))
+                (void)snprintf(detail, sizeof(detail), "%u of the token probes reported", out.ok);
+        else {
+                (void)snprintf(detail, sizeof(detail), "profile %s ready%s", run->plan.profile,
+                               run->token ? "; the token in place, every token probe passed" : "");
+                phase_end(run, "profile", t0, true, detail);
+                return RUN_EXIT_OK;
+        }
+        phase_end(run, "profile", t0, false, detail);
+        return RUN_EXIT_NOT_RUN;
+}
+
 /* ---- setup and agent ---- */
 
 typedef struct AgentOut {
@@ -542,7 +731,7 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
                 return RUN_EXIT_NOT_RUN;
         }
         pump.input = input;
-        args = calloc(n + 12, sizeof(char *));
+        args = calloc(n + 16, sizeof(char *));
         if (!args) {
                 phase_end(run, "agent", t0, false, "out of memory");
                 return RUN_EXIT_NOT_RUN;
@@ -555,6 +744,10 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
         args[k++] = (char *)run_confine_name(run->config->run_confine);
         if (run->config->run_confine == RUN_CONFINE_BUBBLEWRAP && run->config->egress_proxy)
                 args[k++] = (char *)"--bridge";
+        args[k++] = (char *)"--profile";
+        args[k++] = (char *)p->profile;
+        if (run->token)
+                args[k++] = (char *)"--token";
         if (p->setup) {
                 args[k++] = (char *)"--setup";
                 args[k++] = (char *)p->setup;
@@ -840,9 +1033,80 @@ static int usage_error(const char *msg)
         fputs("usage: agentic-job run --repo URL|PATH (--commit SHA | --ref REF) --base BRANCH --task FILE\n"
               "                       --out DIR (--output NAME)... [--patch] [--setup CMD] [--timeout S]\n"
               "                       [--max-file-bytes N] [--max-total-bytes N] [--max-files N]\n"
-              "                       -- AGENT...\n",
+              "                       [--profile NAME] [--token-stdin] [-- AGENT...]\n",
               stderr);
         return RUN_EXIT_CLEANUP;
+}
+
+/* What the profile needs of the call: a command line where it has none, the token where it needs one. */
+static int check_profile_call(const Run *run, AjError *e)
+{
+        const Profile *p = run->profile;
+
+        if (!p->command[0] && !run->plan.agent[0])
+                return aj_error(e, EINVAL, 0, 0,
+                                "missing '--' and the agent's command: the profile \"%s\" runs the caller's "
+                                "command line",
+                                p->name);
+        if (p->token == PROFILE_TOKEN_REQUIRED && !run->plan.token_stdin)
+                return aj_error(e, EINVAL, 0, 0,
+                                "the profile \"%s\" needs the run token: give --token-stdin and the token "
+                                "on standard input",
+                                p->name);
+        if (p->token == PROFILE_TOKEN_NONE && run->plan.token_stdin)
+                return aj_error(e, EINVAL, 0, 0, "--token-stdin: the profile \"%s\" takes no run token",
+                                p->name);
+        return 0;
+}
+
+static int check_token(const char *t, size_t n, AjError *e)
+{
+        if (n == 0)
+                return aj_error(e, EINVAL, 0, 0, "--token-stdin: the run token is empty");
+        if (n > TOKEN_MAX)
+                return aj_error(e, EINVAL, 0, 0, "--token-stdin: the run token is longer than %d bytes",
+                                TOKEN_MAX);
+        for (size_t i = 0; i < n; i++)
+                if (t[i] <= ' ' || t[i] > '~')
+                        return aj_error(e, EINVAL, 0, 0,
+                                        "--token-stdin: byte %zu of the run token is not printable ASCII "
+                                        "(or is a space)",
+                                        i + 1);
+        return 0;
+}
+
+/* The run token: standard input to its end (a pipe or a file, never a terminal), one trailing newline
+ * dropped; printable ASCII without spaces, at most TOKEN_MAX bytes. It is never printed. */
+static int read_token(Run *run, AjError *e)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, n;
+        int r;
+
+        if (isatty(STDIN_FILENO) == 1)
+                return aj_error(e, EINVAL, 0, 0,
+                                "--token-stdin: standard input is a terminal; give the token on a pipe");
+        r = read_pipe_bounded(STDIN_FILENO, TOKEN_MAX + 3, &buf, &size);
+        if (r < 0)
+                return aj_error(e, EINVAL, 0, 0, "--token-stdin: cannot read standard input: %s",
+                                strerror(-r));
+        n = size;
+        if (n > 0 && buf[n - 1] == '\n')
+                n--;
+        if (n > 0 && buf[n - 1] == '\r')
+                n--;
+        r = check_token(buf, n, e);
+        if (r == 0 && n > 0) {
+                run->token = malloc(n);
+                if (!run->token)
+                        r = aj_error(e, ENOMEM, 0, 0, "out of memory");
+                else {
+                        memcpy(run->token, buf, n);
+                        run->token_size = n;
+                }
+        }
+        explicit_bzero(buf, size);
+        return r;
 }
 
 static int prepare(Run *run, char *detail, size_t size)
@@ -925,6 +1189,10 @@ static int worse(int a, int b)
 
 static void run_done(Run *run)
 {
+        if (run->token)
+                explicit_bzero(run->token, run->token_size);
+        free(run->token);
+        profile_free(run->profile);
         run_plan_done(&run->plan);
         config_free(run->config);
         summary_done(&run->summary);
@@ -961,9 +1229,24 @@ int run_main(int argc, char **argv)
         r = run_plan_parse(argc, argv, run.config, &run.plan, &e);
         if (r < 0)
                 return usage_error(e.message);
+        if (!run.plan.profile)
+                run.plan.profile = run.config->run_profile;
+        r = profile_load(NULL, run.plan.profile, &run.profile, &e);
+        if (r < 0) {
+                say("--profile: %s", e.message);
+                return RUN_EXIT_CLEANUP;
+        }
+        r = check_profile_call(&run, &e);
+        if (r < 0)
+                return usage_error(e.message);
         r = read_file_for_parse(run.plan.task, RUN_TASK_MAX, &task, &task_size, &e);
         if (r < 0)
                 return usage_error(e.message);
+        if (run.plan.token_stdin) {
+                r = read_token(&run, &e);
+                if (r < 0)
+                        return usage_error(e.message);
+        }
         if (mkdir(run.plan.out_dir, 0700) < 0) {
                 say("--out %s: %s", run.plan.out_dir,
                     errno == EEXIST ? "exists already (it must not)" : strerror(errno));
@@ -982,6 +1265,8 @@ int run_main(int argc, char **argv)
         }
         run.summary.plan = &run.plan;
         run.summary.confine = run_confine_name(run.config->run_confine);
+        run.summary.profile = run.plan.profile;
+        run.summary.token = run.token ? "file" : "none";
 
         /* 1. The record goes (seed 003: nothing may enter the sandbox user while one stands), and so does
          *    whatever of the sandbox user an earlier step left. */
@@ -998,16 +1283,21 @@ int run_main(int argc, char **argv)
         if (r < 0)
                 status = RUN_EXIT_NOT_RUN;
 
-        /* 2. The clone; 3. setup and agent, within the deadline. */
+        /* 2. The clone; 3. the before-agent check, the profile's files, the token and its probes; 4. setup
+         *    and agent; all within the deadline. */
         run.deadline = now_ms() + 1000LL * run.plan.timeout;
         if (status == RUN_EXIT_OK) {
                 disposable = true;
                 status = phase_clone(&run);
         }
+        if (status == RUN_EXIT_OK && run.config->check_before_agent)
+                status = phase_check(&run);
+        if (status == RUN_EXIT_OK && profile_has_work(&run))
+                status = phase_profile(&run);
         if (status == RUN_EXIT_OK)
                 status = phase_agent(&run, task, task_size);
 
-        /* 4. Shutdown, whatever came before: nothing is read until nothing of the sandbox user lives. */
+        /* 5. Shutdown, whatever came before: nothing is read until nothing of the sandbox user lives. */
         if (disposable) {
                 t0 = now_ms();
                 phase_start("shutdown");
@@ -1020,13 +1310,13 @@ int run_main(int argc, char **argv)
         if (cancel_pending(&run))
                 status = worse(status, RUN_EXIT_FAILED);
 
-        /* 5. Export, only of a run that got to its agent, was not cancelled and was shut down. */
+        /* 6. Export, only of a run that got to its agent, was not cancelled and was shut down. */
         if (disposable && run.summary.commit[0] && !run.cancel_signal && status != RUN_EXIT_CLEANUP &&
             status != RUN_EXIT_NOT_RUN)
                 status = worse(status, phase_export(&run));
         phase_egress_log(&run);
 
-        /* 6. Disposal, also of a run that failed or was cancelled; after an export, the exporter did it. */
+        /* 7. Disposal, also of a run that failed or was cancelled; after an export, the exporter did it. */
         if (disposable && !run.disposed)
                 status = worse(status, phase_dispose(&run));
         else if (disposable)

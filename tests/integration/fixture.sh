@@ -1,10 +1,11 @@
 # The installed helper for host tests and benchmarks: sourced after lib.sh, with "$here" and "$1" (the
 # build directory) set. Creates the runner, sandbox and other users and a group, installs the helper, the
-# client, a configuration and the sudo rule, and registers the undo of each step with on_exit.
+# client, the agent profiles, a configuration and the sudo rule, and registers the undo of each step with on_exit.
 build=$(cd "${1:?usage: helper.sh BUILD_DIR}" && pwd)
 src=$(cd "$here/../.." && pwd)
 HELPER=/usr/local/libexec/agentic-job
 CLIENT=/usr/local/bin/agentic-job
+PROFILES=/usr/local/share/agentic-job/profiles
 CONF_DIR=/etc/agentic-job
 CONF=$CONF_DIR/config.toml
 SUDOERS=/etc/sudoers.d/zz-agentic-job-test
@@ -20,7 +21,7 @@ if [ "$(id -u)" -ne 0 ]; then
         trap - EXIT
         exit 77
 fi
-for p in "$HELPER" "$CLIENT" "$CONF_DIR" "$SUDOERS"; do
+for p in "$HELPER" "$CLIENT" "$PROFILES" "$CONF_DIR" "$SUDOERS"; do
         if [ -e "$p" ]; then
                 echo "Bail out! $p exists: this machine has agentic-job installed; not touching it"
                 trap - EXIT
@@ -88,6 +89,11 @@ on_exit "rm -f $HELPER"
 install -D -o root -g root -m 0755 "$build/helper/agentic-job" "$HELPER"
 on_exit "rm -f $CLIENT"
 install -o root -g root -m 0755 "$build/client/agentic-job" "$CLIENT"
+# The agent profiles, where the client reads them (root's alone on the whole path).
+[ -d "$(dirname "$PROFILES")" ] || on_exit "rmdir $(dirname "$PROFILES")"
+on_exit "rm -rf $PROFILES"
+install -d -o root -g root -m 0755 "$PROFILES"
+install -o root -g root -m 0644 "$src"/client/run/profiles/*.toml "$PROFILES"
 
 on_exit "rm -rf $CONF_DIR"
 install -d -o root -g root -m 0755 "$CONF_DIR"

@@ -61,6 +61,7 @@ static void assert_defaults(const Config *c)
         ck_assert_uint_eq(c->run_max_total_bytes, 64ULL << 20);
         ck_assert_uint_eq(c->run_max_files, 100);
         ck_assert_int_eq(c->run_confine, RUN_CONFINE_BUBBLEWRAP);
+        ck_assert_str_eq(c->run_profile, "command");
 }
 
 /* ---- Accepted ---- */
@@ -74,7 +75,8 @@ START_TEST(test_run_table)
                                                      "max-file-bytes = 1\n"
                                                      "max-total-bytes = 1099511627776\n"
                                                      "max-files = 100000\n"
-                                                     "confine = \"none\"\n");
+                                                     "confine = \"none\"\n"
+                                                     "profile = \"claude\"\n");
 
         assert_strv(c->run_trusted_paths, (const char *const[]){ ".claude", "a/b.toml", "x" }, 3);
         assert_strv(c->run_env, (const char *const[]){ "MODEL", "_X1" }, 2);
@@ -84,6 +86,7 @@ START_TEST(test_run_table)
         ck_assert_uint_eq(c->run_max_files, 100000);
         ck_assert_int_eq(c->run_confine, RUN_CONFINE_NONE);
         ck_assert_str_eq(run_confine_name(c->run_confine), "none");
+        ck_assert_str_eq(c->run_profile, "claude");
 }
 END_TEST
 
@@ -521,6 +524,8 @@ static const Refusal refusals[] = {
         { "[run]\nconfine = \"bwrap\"\n", 2, 11,
           "[run] confine: \"bwrap\" is not one of \"bubblewrap\", \"none\"" },
         { "[run]\nconfine = false\n", 2, 11, "[run] confine" },
+        { "[run]\nprofile = \"../claude\"\n", 2, 11, "[run] profile: \"../claude\" is not a profile name" },
+        { "[run]\nprofile = 1\n", 2, 11, "[run] profile: expected a string" },
         { "[run]\nconfne = \"none\"\n", 2, 1, "[run] unknown key \"confne\"" },
         { "[rnu]\n", 1, 1, "unknown table [rnu] (did you mean [run]?)" },
         { "[run]\ntrusted-paths = "

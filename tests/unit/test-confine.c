@@ -38,7 +38,10 @@ static char **argv_of(const char *bridge_dir)
 
         ck_assert_int_eq(confine_bwrap_argv(&(ConfineLayout){ .run_dir = "/home/sb/agentic-job-run-0123",
                                                               .bridge_dir = bridge_dir,
-                                                              .self = "/usr/bin/agentic-job" },
+                                                              .self = "/usr/bin/agentic-job",
+                                                              .task = true,
+                                                              .token = true,
+                                                              .profile = true },
                                             all_but_media, &argv),
                          0);
         return argv;
@@ -111,6 +114,12 @@ START_TEST(test_argv_shape)
         ck_assert_int_gt(find3(argv, "--bind", "/home/sb/agentic-job-run-0123/tmp", "/var/tmp"), 0);
         ck_assert_int_gt(find3(argv, "--ro-bind", "/home/sb/agentic-job-run-0123/task",
                                "/home/sb/agentic-job-run-0123/task"),
+                         0);
+        ck_assert_int_gt(find3(argv, "--ro-bind", "/home/sb/agentic-job-run-0123/token",
+                               "/home/sb/agentic-job-run-0123/token"),
+                         0);
+        ck_assert_int_gt(find3(argv, "--ro-bind", "/home/sb/agentic-job-run-0123/profile",
+                               "/home/sb/agentic-job-run-0123/profile"),
                          0);
         ck_assert_int_gt(
                 find3(argv, "--ro-bind", "/home/sb/agentic-job-run-0123/bridge", CONFINE_BRIDGE_DIR), 0);

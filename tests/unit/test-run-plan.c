@@ -116,7 +116,9 @@ typedef struct Refusal {
 } Refusal;
 
 static const Refusal refusals[] = {
-        { { BASE, "--patch", NULL }, "missing '--' before the agent's command" },
+        { { BASE, "--patch", "--profile", "Claude", NULL }, "--profile \"Claude\": not a profile name" },
+        { { BASE, "--patch", "--profile", "a", "--profile", "b", NULL }, "given twice: --profile" },
+        { { BASE, "--patch", "--token-stdin", "--token-stdin", NULL }, "given twice: --token-stdin" },
         { { BASE, "--patch", "--", NULL }, "missing the agent's command after '--'" },
         { { BASE, "--", "a", NULL }, "nothing to export: give --output NAME or --patch" },
         { { BASE, "--patch", "--patch", "--", "a", NULL }, "given twice: --patch" },
@@ -202,6 +204,30 @@ static const Refusal refusals[] = {
           "--output \"../aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\"" },
 };
 
+/* Without "--" the agent is the profile's command alone; no --profile leaves the choice to [run] profile. */
+START_TEST(test_profile)
+{
+        static const char *const w1[] = { BASE, "--patch", NULL };
+        static const char *const w2[] = { BASE, "--patch", "--profile", "codex", "--token-stdin",
+                                          "--", "-m",      "x",         NULL };
+        RunPlan p = {};
+        AjError e = {};
+
+        ck_assert_int_eq(parse(w1, &p, &e), 0);
+        ck_assert_ptr_null(p.agent[0]);
+        ck_assert_ptr_null(p.profile);
+        ck_assert(!p.token_stdin);
+        run_plan_done(&p);
+        ck_assert_int_eq(parse(w2, &p, &e), 0);
+        ck_assert_str_eq(p.profile, "codex");
+        ck_assert(p.token_stdin);
+        ck_assert_str_eq(p.agent[0], "-m");
+        ck_assert_str_eq(p.agent[1], "x");
+        ck_assert_ptr_null(p.agent[2]);
+        run_plan_done(&p);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
         const Refusal *t = &refusals[_i];
@@ -249,6 +275,7 @@ static Suite *plan_suite(void)
         tcase_add_test(t, test_full);
         tcase_add_test(t, test_defaults_and_ref);
         tcase_add_test(t, test_rules);
+        tcase_add_test(t, test_profile);
         tcase_add_loop_test(t, test_refusals, 0, (int)ELEMENTSOF(refusals));
         suite_add_tcase(s, t);
         return s;

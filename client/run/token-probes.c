@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+#include "token-probes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check-line.h"
+#include "check-text.h"
+#include "macro.h"
+#include "read-file.h"
+#include "token-scan.h"
+
+const char *const token_probe_names[] = {
+        "token-config-control",
+        "token-config-mode",
+        "token-config-dir-mode",
+        "token-files",
+        "token-processes",
+        "token-runner-file",
+        NULL,
+};
+
+#define HOLDERS_MAX 32
+#define HOLDER_MAX  (1024 * 1024) /* bytes read of a holder, for its control */
+#define SCAN_FILES  200000
+#define SCAN_BYTES  (8ULL << 30)
+#define SCAN_DEPTH  64
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* One result line; the detail escaped here already, so that it is ASCII (jansson wants UTF-8). */
+static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
+{
+        char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];
+        json_t *o;
+        char *s;
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void)vsnprintf(raw, sizeof(raw), fmt, ap);
+        va_end(ap);
+        check_escape(raw, detail, sizeof(detail));
+        o = json_pack("{s:s, s:s, s:s, s:I}", "name", name, "result", ok ? "ok" : "fail", "detail", detail,
+                      "ms", (json_int_t)(now_ms() - start));
+        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        if (s) {
+                fputs(s, stdout);
+                fputc('\n', stdout);
+                fflush(stdout);
+        }
+        free(s);
+        json_decref(o);
+        return ok;
+}
+
+static const char *dir_of(const char *path, char *buf, size_t size)
+{
+        const char *slash = strrchr(path, '/');
+        size_t n = slash && slash != path ? (size_t)(slash - path) : 1;
+
+        if (n >= size)
+                n = size - 1;
+        memcpy(buf, path, n);
+        buf[n] = '\0';
+        return buf;
+}
+
+/* The control: each holder is a plain file holding the token (else the probes below prove nothing). */
+static bool probe_config_control(const TokenProbeInput *in, struct stat *held, size_t *n_held)
+{
+        long long t0 = now_ms();
+
+        for (char *const *h = in->holders; *h; h++) {
+                _cleanup_free_ char *data = NULL;
+                size_t size = 0;
+                int r = read_regular_nofollow(AT_FDCWD, *h, HOLDER_MAX, &data, &size);
+
+                if (r < 0)
+                        return emit("token-config-control", false, t0, "%s: %s", *h, strerror(-r));
+                if (!memmem(data, size, in->token, in->token_size))
+                        return emit("token-config-control", false, t0, "%s does not hold the token", *h);
+                if (*n_held < HOLDERS_MAX && lstat(*h, &held[*n_held]) == 0)
+                        (*n_held)++;
+        }
+        return emit("token-config-control", true, t0, "%zu file(s) hold the token", *n_held);
+}
+
+static bool probe_config_mode(const TokenProbeInput *in)
+{
+        long long t0 = now_ms();
+        size_t n = 0;
+
+        for (char *const *h = in->holders; *h; h++, n++) {
+                struct stat st;
+
+                if (lstat(*h, &st) < 0)
+                        return emit("token-config-mode", false, t0, "%s: %s", *h, strerror(errno));
+                if (!S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 07077) != 0 ||
+                    st.st_nlink != 1)
+                        return emit(
+                                "token-config-mode", false, t0,
+                                "%s is mode %04o, uid %u, %ju link(s): not the sandbox user's alone, mode "
+                                "0600, one link",
+                                *h, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
+                                (uintmax_t)st.st_nlink);
+        }
+        return emit("token-config-mode", true, t0, "%zu file(s) of mode 0600, the sandbox user's", n);
+}
+
+static bool probe_config_dir_mode(const TokenProbeInput *in)
+{
+        long long t0 = now_ms();
+        size_t n = 0;
+
+        for (char *const *h = in->holders; *h; h++, n++) {
+                char dir[PATH_MAX];
+                struct stat st;
+
+                dir_of(*h, dir, sizeof(dir));
+                if (lstat(dir, &st) < 0)
+                        return emit("token-config-dir-mode", false, t0, "%s: %s", dir, strerror(errno));
+                if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0)
+                        return emit("token-config-dir-mode", false, t0,
+                                    "%s is mode %04o, uid %u: not the sandbox user's alone, mode 0700", dir,
+                                    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+        }
+        return emit("token-config-dir-mode", true, t0, "%zu directory(ies) of mode 0700, the sandbox user's",
+                    n);
+}
+
+/* What a search found, or why it is not a pass: a limit hit is a failure (an incomplete search proves
+ * nothing). */
+static bool scan_result(const char *name, long long t0, int r, const TokenScan *s, const char *what)
+{
+        if (r < 0)
+                return emit(name, false, t0, "the search failed: %s", strerror(-r));
+        if (s->found)
+                return emit(name, false, t0, "the token is in %s", s->found);
+        if (s->truncated)
+                return emit(name, false, t0,
+                            "the search stopped at a limit (%ju files, %ju bytes): it is incomplete",
+                            (uintmax_t)s->files, (uintmax_t)s->bytes);
+        return emit(name, true, t0, "not in %s (%ju files, %ju processes read, %ju unreadable)", what,
+                    (uintmax_t)s->files, (uintmax_t)s->processes, (uintmax_t)s->denied);
+}
+
+static bool probe_files(const TokenProbeInput *in, const struct stat *held, size_t n_held)
+{
+        static const TokenScanLimits lim = { SCAN_FILES, SCAN_BYTES, SCAN_DEPTH };
+        struct stat skip[HOLDERS_MAX + 1];
+        const struct passwd *pw = getpwuid(getuid());
+        char run_user[64];
+        const char *roots[] = { pw ? pw->pw_dir : NULL, run_user, "/tmp", "/var/tmp", "/dev/shm" };
+        TokenScan s = {};
+        long long t0 = now_ms();
+        size_t n_skip = n_held;
+        int r = 0;
+        bool ok;
+
+        if (!pw)
+                return emit("token-files", false, t0, "the sandbox user has no home in the user database");
+        memcpy(skip, held, n_held * sizeof(*held));
+        if (lstat(in->workspace, &skip[n_skip]) == 0)
+                n_skip++;
+        (void)snprintf(run_user, sizeof(run_user), "/run/user/%u", (unsigned)getuid());
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(roots); i++)
+                r = token_scan_tree(roots[i], in->token, in->token_size, skip, n_skip, &lim, &s);
+        ok = scan_result("token-files", t0, r, &s,
+                         "the home (but the workspace), /run/user/UID, /tmp, /var/tmp, /dev/shm");
+        token_scan_done(&s);
+        return ok;
+}
+
+static bool probe_processes(const TokenProbeInput *in)
+{
+        TokenScan s = {};
+        long long t0 = now_ms();
+        int r = token_scan_processes("/proc", in->token, in->token_size, &s);
+        bool ok = scan_result("token-processes", t0, r, &s, "any environment or command line");
+
+        token_scan_done(&s);
+        return ok;
+}
+
+static bool probe_runner_file(const TokenProbeInput *in)
+{
+        static const TokenScanLimits lim = { SCAN_FILES, SCAN_BYTES, SCAN_DEPTH };
+        TokenScan s = {};
+        long long t0 = now_ms();
+        int r = 0;
+        bool ok;
+
+        if (in->n_runner_dirs == 0)
+                return emit("token-runner-file", false, t0, "no place of the runner's to search");
+        for (size_t i = 0; r >= 0 && i < in->n_runner_dirs; i++)
+                r = token_scan_tree(in->runner_dirs[i], in->token, in->token_size, NULL, 0, &lim, &s);
+        ok = scan_result("token-runner-file", t0, r, &s, "the runner's home, RUNNER_TEMP or workspace");
+        token_scan_done(&s);
+        return ok;
+}
+
+int token_probes_run(const TokenProbeInput *in)
+{
+        struct stat held[HOLDERS_MAX];
+        size_t n_held = 0;
+        int failed = 0;
+
+        failed += !probe_config_control(in, held, &n_held);
+        failed += !probe_config_mode(in);
+        failed += !probe_config_dir_mode(in);
+        failed += !probe_files(in, held, n_held);
+        failed += !probe_processes(in);
+        failed += !probe_runner_file(in);
+        return failed;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* run's token probes (agentic-job-probes(7)): once the run token is in place and before the agent starts,
+ * the sandbox user looks for it everywhere it can read but where it is meant to be. Each result is one
+ * JSON line on standard output, of the check's form (check-line.h), read strictly by the runner side. */
+#pragma once
+
+#include <stddef.h>
+
+#define TOKEN_MAX             4096 /* bytes of the run token */
+#define TOKEN_RUNNER_DIRS_MAX 4    /* the runner's places token-runner-file searches */
+
+/* The probes' names, in the order they run (NULL-terminated): what the runner side expects. */
+extern const char *const token_probe_names[];
+
+typedef struct TokenProbeInput {
+        const char *token;
+        size_t token_size;
+        char *const
+                *holders; /* the files meant to hold the token: the token file, the profile's token-files */
+        const char *workspace;    /* left out of token-files: cloned before the token existed */
+        char *const *runner_dirs; /* the runner's home, RUNNER_TEMP, GITHUB_WORKSPACE (those that exist) */
+        size_t n_runner_dirs;
+} TokenProbeInput;
+
+/* Runs every probe; returns how many failed. */
+int token_probes_run(const TokenProbeInput *in);

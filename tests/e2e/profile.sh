@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# run's agent profiles, the run token and its probes, and the before-agent check, end to end inside a
+# booted test host (tests/host/run) after the project's own `sandbox setup` with the egress proxy.
+#
+# The real claude and codex need the internet and a key and cannot run here: stand-ins of the same names
+# on the sandbox user's PATH (/usr/local/bin) record the argv, environment, standard input and files they
+# get, and take the key the way the real CLIs do (claude: the apiKeyHelper command of the --settings file;
+# codex: `codex login --with-api-key` from standard input, then $CODEX_HOME/auth.json). The test asserts
+# the exact command lines, that the token reaches them only through the intended file, and that it is in
+# no argv, environment, output or summary. Then each token probe's removal (a test profile whose login
+# does the harm), and the before-agent check stopping a run when one protection is removed.
+#
+# The host is thrown away after the run: this suite installs the project and changes the host for good.
+#
+# usage: bash tests/host/run --release trixie|bookworm tests/e2e/profile.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/../integration/lib.sh"
+
+require_test_host tests/e2e/profile.sh
+build=${AJH_BUILD:-/build}
+CLIENT=/usr/local/bin/agentic-job
+PROFILES=/usr/local/share/agentic-job/profiles
+RUNNER=runner
+SANDBOX=runner-sandbox
+REPO=/srv/ajt-repo
+work=$(mktemp -d /tmp/ajt-profile.XXXXXX)
+chmod 0755 "$work"
+on_exit "rm -rf $work"
+
+echo "# ${AJH_RELEASE:-unknown release}: $(systemctl --version | head -n1); $(bwrap --version)"
+ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
+useradd --create-home --shell /bin/bash "$RUNNER"
+RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
+rm -f /etc/resolv.conf
+printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
+cat >"$work/config.toml" <<EOT
+[sandbox]
+user = "$SANDBOX"
+runner-user = "$RUNNER"
+groups = []
+
+[sandbox.check]
+control-url = "https://www.fake.test/"
+
+[egress]
+proxy = true
+EOT
+chmod 0644 "$work/config.toml"
+if ! "$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1; then
+        sed 's/^/# setup: /' "$work/setup.out"
+        echo "Bail out! setup failed"
+        exit 1
+fi
+pass "sandbox setup"
+SANDBOX_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
+SANDBOX_UID=$(id -u "$SANDBOX")
+RUNNER_TEMP=$RUNNER_HOME/temp
+install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_TEMP"
+cp -p /etc/agentic-job/config.toml "$work/installed.toml"
+on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
+
+git_q() { git -c init.defaultBranch=main -c user.name=t -c user.email=t@t.test "$@" >/dev/null 2>&1; }
+install -d -m 0755 "$REPO"
+git_q -C "$REPO" init
+echo hello >"$REPO/README"
+git_q -C "$REPO" add -A
+git_q -C "$REPO" commit -m base
+COMMIT=$(git -C "$REPO" rev-parse HEAD)
+chmod -R a+rX "$REPO"
+
+TOKEN="sk-ajt-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+printf '%s\n' "$TOKEN" >"$work/token"
+chmod 0600 "$work/token" # root opens it for run's standard input; the token probes search /tmp
+echo "Review the change." >"$work/task.md"
+chmod 0644 "$work/task.md"
+
+# The stand-ins: what each got, in out/record.txt (exported), one "KEY: VALUE" a line.
+cat >/usr/local/bin/claude <<'EOT'
+#!/bin/bash
+# Stand-in for Claude Code: records its call, then takes the key as claude does, from the apiKeyHelper
+# command of its --settings file.
+mkdir -p out
+r=out/record.txt
+: >"$r"
+for a in "$@"; do echo "argv: $a" >>"$r"; done
+echo "stdin: $(cat)" >>"$r"
+env | sed 's/^/env: /' >>"$r"
+settings=
+while [ $# -gt 0 ]; do [ "$1" = --settings ] && settings=$2; shift; done
+helper=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["apiKeyHelper"])' "$settings")
+sandbox=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sandbox"]["enabled"])' "$settings")
+echo "settings-sandbox-enabled: $sandbox" >>"$r"
+key=$(/bin/sh -c "$helper")
+echo "key: $key" >>"$r"
+echo "key-in-proc: $(printf '%s' "$key" | ajt-key-in-proc)" >>"$r"
+echo '{"type":"result","subtype":"success"}'
+EOT
+cat >/usr/local/bin/codex <<'EOT'
+#!/bin/bash
+# Stand-in for the Codex CLI: `codex login --with-api-key` stores the key from standard input in
+# $CODEX_HOME/auth.json (mode 0600, as codex does); `codex exec` records its call and reads it back.
+if [ "$1" = login ]; then
+        [ "$2" = --with-api-key ] && [ -d "$CODEX_HOME" ] || exit 2
+        key=$(cat)
+        umask 077
+        printf '{"auth_mode":"apikey","OPENAI_API_KEY":"%s"}\n' "$key" >"$CODEX_HOME/auth.json"
+        exit 0
+fi
+mkdir -p out
+r=out/record.txt
+: >"$r"
+for a in "$@"; do echo "argv: $a" >>"$r"; done
+echo "stdin: $(cat)" >>"$r"
+env | sed 's/^/env: /' >>"$r"
+key=$(python3 -c 'import json,os; print(json.load(open(os.environ["CODEX_HOME"] + "/auth.json"))["OPENAI_API_KEY"])')
+echo "key: $key" >>"$r"
+echo "auth-mode: $(stat -c %a "$CODEX_HOME/auth.json")" >>"$r"
+echo "key-in-proc: $(printf '%s' "$key" | ajt-key-in-proc)" >>"$r"
+echo '{"type":"turn.completed"}'
+EOT
+# How many environments and command lines the caller can read hold the key (given on standard input, so
+# that the search itself holds it in none).
+cat >/usr/local/bin/ajt-key-in-proc <<'EOT'
+#!/usr/bin/python3
+import os, sys
+key = sys.stdin.read().encode()
+n = 0
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for name in ("cmdline", "environ"):
+        try:
+            with open(f"/proc/{pid}/{name}", "rb") as f:
+                n += key in f.read()
+        except OSError:
+            pass
+print(n)
+EOT
+chmod 0755 /usr/local/bin/claude /usr/local/bin/codex /usr/local/bin/ajt-key-in-proc
+on_exit "rm -f /usr/local/bin/claude /usr/local/bin/codex /usr/local/bin/ajt-key-in-proc"
+
+# run_as_runner OUT STDIN ARGS...: $status, $work/run.out, $work/run.err
+run_as_runner() {
+        local out=$1 input=$2
+        shift 2
+        runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+                "$CLIENT" run --repo "$REPO" --commit "$COMMIT" --base main --task "$work/task.md" \
+                --out "$out" "$@" <"$input" >"$work/run.out" 2>"$work/run.err"
+        status=$?
+}
+show() { sed 's/^/# | /' "$work/run.out" "$work/run.err"; }
+rec() { grep "^$1: " "$R" | cut -d' ' -f2-; }
+argv_of() { sed -n 's/^argv: //p' "$R" | tr '\n' ' ' | sed 's/ $//'; }
+no_token_in() { # WHAT FILE...
+        local what=$1
+        shift
+        expect_eq "$what: the token is nowhere in it" 0 "$(cat "$@" 2>/dev/null | grep -cF -- "$TOKEN")"
+}
+probe_result() { grep -o "^\(ok\|FAIL\) \[$1\]" "$work/run.err" | cut -d' ' -f1; }
+PROBES="token-config-control token-config-mode token-config-dir-mode token-files token-processes token-runner-file"
+
+# ---------------------------------------------------------------------------------------------------------
+for confine in bubblewrap none; do
+        printf '\n[run]\nconfine = "%s"\n' "$confine" >>/etc/agentic-job/config.toml
+        echo "# the claude profile (confine = $confine)"
+        OUT=$RUNNER_HOME/claude-$confine
+        run_as_runner "$OUT" "$work/token" --profile claude --token-stdin --output out/record.txt -- --max-turns 3
+        show
+        expect_eq "claude ($confine): status 0" 0 "$status"
+        R=$OUT/workspace/out/record.txt
+        RUN_DIR=$(rec env | sed -n 's/^HOME=\(.*\)\/home$/\1/p')
+        expect_eq "claude ($confine): the exact command line" \
+                "--bare -p --settings $RUN_DIR/profile/settings.json --dangerously-skip-permissions --output-format stream-json --verbose --max-turns 3" \
+                "$(argv_of)"
+        expect_eq "claude ($confine): the task is its standard input" "Review the change." "$(rec stdin)"
+        expect_eq "claude ($confine): the key came through apiKeyHelper, from the token file" "$TOKEN" "$(rec key)"
+        expect_eq "claude ($confine): its own sandbox is off in the run's settings" False "$(rec settings-sandbox-enabled)"
+        for v in DISABLE_AUTOUPDATER=1 DISABLE_UPDATES=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+                "CLAUDE_CONFIG_DIR=$RUN_DIR/home/.claude" "AGENTIC_JOB_TOKEN_FILE=$RUN_DIR/token/token"; do
+                expect_contains "claude ($confine): $v" "env: $v" "$(cat "$R")"
+        done
+        expect_eq "claude ($confine): the token in no environment and no command line it can read" 0 "$(rec key-in-proc)"
+        expect_eq "claude ($confine): no variable holds the token" 0 "$(grep '^env: ' "$R" | grep -cF -- "$TOKEN")"
+        expect_eq "claude ($confine): no argument holds it" 0 "$(grep '^argv: ' "$R" | grep -cF -- "$TOKEN")"
+        for p in $PROBES; do
+                expect_eq "claude ($confine): $p passed" ok "$(probe_result "$p")"
+        done
+        no_token_in "claude ($confine): run's output and summaries" "$work/run.out" "$work/run.err" \
+                "$OUT/summary.json" "$OUT/summary.md" "$OUT/egress.jsonl"
+        expect_contains "summary.json: the profile" '"profile": "claude"' "$(cat "$OUT/summary.json" 2>&1)"
+        expect_contains "summary.json: the token's way" '"token": "file"' "$(cat "$OUT/summary.json" 2>&1)"
+        expect_eq "nothing of the sandbox user survived" 0 "$(pgrep -u "$SANDBOX_UID" | wc -l)"
+        expect_eq "the run's directory is gone (the token with it)" 0 \
+                "$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' | wc -l)"
+
+        echo "# the codex profile (confine = $confine)"
+        OUT=$RUNNER_HOME/codex-$confine
+        run_as_runner "$OUT" "$work/token" --profile codex --token-stdin --output out/record.txt
+        show
+        expect_eq "codex ($confine): status 0" 0 "$status"
+        R=$OUT/workspace/out/record.txt
+        RUN_DIR=$(rec env | sed -n 's/^HOME=\(.*\)\/home$/\1/p')
+        expect_eq "codex ($confine): the exact command line" \
+                "exec --json --ephemeral --skip-git-repo-check --color never --dangerously-bypass-approvals-and-sandbox --cd $RUN_DIR/workspace" \
+                "$(argv_of)"
+        expect_eq "codex ($confine): the task is its standard input" "Review the change." "$(rec stdin)"
+        expect_eq "codex ($confine): the key came through codex login, into auth.json" "$TOKEN" "$(rec key)"
+        expect_eq "codex ($confine): auth.json is 0600" 600 "$(rec auth-mode)"
+        expect_contains "codex ($confine): CODEX_HOME in the run's home" "env: CODEX_HOME=$RUN_DIR/home/.codex" "$(cat "$R")"
+        expect_eq "codex ($confine): no CODEX_API_KEY or OPENAI_API_KEY" 0 "$(grep -c '^env: \(CODEX\|OPENAI\)_API_KEY=' "$R")"
+        expect_eq "codex ($confine): the token in no environment and no command line" 0 "$(rec key-in-proc)"
+        expect_eq "codex ($confine): no variable holds the token" 0 "$(grep '^env: ' "$R" | grep -cF -- "$TOKEN")"
+        for p in $PROBES; do
+                expect_eq "codex ($confine): $p passed" ok "$(probe_result "$p")"
+        done
+        no_token_in "codex ($confine): run's output and summaries" "$work/run.out" "$work/run.err" \
+                "$OUT/summary.json" "$OUT/summary.md"
+        cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+done
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# refusals, before anything is made"
+OUT=$RUNNER_HOME/refused
+run_as_runner "$OUT" /dev/null --profile claude --output out/record.txt
+expect_eq "claude without --token-stdin: status 2" 2 "$status"
+expect_contains "... saying so" 'the profile "claude" needs the run token: give --token-stdin' "$(cat "$work/run.err")"
+run_as_runner "$OUT" /dev/null --profile claude --token-stdin --output out/record.txt
+expect_eq "an empty token: status 2" 2 "$status"
+expect_contains "... saying so" "the run token is empty" "$(cat "$work/run.err")"
+printf 'a b\n' >"$work/bad-token"
+run_as_runner "$OUT" "$work/bad-token" --profile claude --token-stdin --output out/record.txt
+expect_eq "a token with a space: status 2" 2 "$status"
+expect_contains "... naming the byte" "byte 2 of the run token" "$(cat "$work/run.err")"
+run_as_runner "$OUT" /dev/null --profile nonesuch --output out/record.txt -- /bin/true
+expect_contains "an unknown profile is named" 'there is no profile "nonesuch"' "$(cat "$work/run.err")"
+run_as_runner "$OUT" /dev/null --output out/record.txt
+expect_eq "the command profile without a command: status 2" 2 "$status"
+expect_absent "nothing was made" "$OUT"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# each token probe's protection removed: exactly its probe fails, the agent never starts"
+# leak_profile NAME LOGIN [TOKEN_FILE]: a test profile whose login (sh -c LOGIN, the token on its standard
+# input) does the harm.
+leak_profile() {
+        local tf=${3:-}
+        {
+                echo "description = \"test: $1\""
+                echo 'token = "optional"'
+                printf "login = ['/bin/sh', '-c', '%s']\n" "$2"
+                [ -n "$tf" ] && printf "token-files = ['%s']\n" "$tf"
+        } >"$PROFILES/$1.toml"
+        chmod 0644 "$PROFILES/$1.toml"
+        on_exit "rm -f $PROFILES/$1.toml"
+}
+# expect_only_failing WHAT PROBE: status 4, PROBE failed, every other probe passed, no agent ran.
+expect_only_failing() {
+        expect_eq "$1: status 4 (not started)" 4 "$status"
+        for p in $PROBES; do
+                if [ "$p" = "$2" ]; then
+                        expect_eq "$1: $p fails" FAIL "$(probe_result "$p")"
+                else
+                        expect_eq "$1: $p passes" ok "$(probe_result "$p")"
+                fi
+        done
+        expect_absent "$1: the agent never ran" "$OUT/workspace/agent-ran"
+        no_token_in "$1: run's output and summaries" "$work/run.out" "$work/run.err" "$OUT/summary.json"
+        expect_eq "$1: nothing of the sandbox user survived" 0 "$(pgrep -u "$SANDBOX_UID" | wc -l)"
+}
+AGENT_MARK=(--output agent-ran -- /bin/sh -c 'touch agent-ran')
+printf '\n[run]\nconfine = "none"\n' >>/etc/agentic-job/config.toml
+
+leak_profile ajt-config-0644 'umask 022; cat >${HOME}/conf.json' '${HOME}/conf.json'
+OUT=$RUNNER_HOME/leak-mode
+run_as_runner "$OUT" "$work/token" --profile ajt-config-0644 --token-stdin "${AGENT_MARK[@]}"
+show
+expect_only_failing "the configuration 0644" token-config-mode
+
+leak_profile ajt-dir-0755 'mkdir -m 0755 ${HOME}/conf; umask 077; cat >${HOME}/conf/auth.json' \
+        '${HOME}/conf/auth.json'
+OUT=$RUNNER_HOME/leak-dir
+run_as_runner "$OUT" "$work/token" --profile ajt-dir-0755 --token-stdin "${AGENT_MARK[@]}"
+expect_only_failing "its directory 0755" token-config-dir-mode
+
+leak_profile ajt-tmp-copy 'umask 077; cat >/tmp/ajt-token-copy'
+on_exit "rm -f /tmp/ajt-token-copy"
+OUT=$RUNNER_HOME/leak-tmp
+run_as_runner "$OUT" "$work/token" --profile ajt-tmp-copy --token-stdin "${AGENT_MARK[@]}"
+expect_only_failing "a copy in /tmp" token-files
+expect_contains "... naming it" "the token is in /tmp/ajt-token-copy" "$(grep '^FAIL \[token-files\]' "$work/run.err")"
+rm -f /tmp/ajt-token-copy
+
+leak_profile ajt-argv 'read -r t; setsid sh -c "sleep 300; : $t" </dev/null >/dev/null 2>&1 &'
+OUT=$RUNNER_HOME/leak-argv
+run_as_runner "$OUT" "$work/token" --profile ajt-argv --token-stdin "${AGENT_MARK[@]}"
+expect_only_failing "the token on a command line" token-processes
+
+leak_profile ajt-plain true
+install -m 0644 -o "$RUNNER" "$work/token" "$RUNNER_HOME/leaked-token"
+chmod 0755 "$RUNNER_HOME"
+on_exit "chmod 0700 $RUNNER_HOME"
+OUT=$RUNNER_HOME/leak-runner
+run_as_runner "$OUT" "$work/token" --profile ajt-plain --token-stdin "${AGENT_MARK[@]}"
+expect_only_failing "a runner copy the sandbox user can read" token-runner-file
+chmod 0700 "$RUNNER_HOME"
+rm -f "$RUNNER_HOME/leaked-token"
+OUT=$RUNNER_HOME/leak-none
+run_as_runner "$OUT" "$work/token" --profile ajt-plain --token-stdin "${AGENT_MARK[@]}"
+expect_eq "the control: everything restored, status 0" 0 "$status"
+expect_eq "the control: the agent ran" 1 "$([ -f "$OUT/workspace/agent-ran" ] && echo 1 || echo 0)"
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# [sandbox.check] before-agent"
+sed -i 's/^control-url = .*/&\nbefore-agent = true/' /etc/agentic-job/config.toml
+grep -q '^before-agent = true' /etc/agentic-job/config.toml || echo "Bail out! before-agent not set"
+OUT=$RUNNER_HOME/check-pass
+run_as_runner "$OUT" /dev/null "${AGENT_MARK[@]}"
+show
+expect_eq "before-agent, nothing removed: status 0" 0 "$status"
+expect_contains "the check ran as a phase" "check: ok" "$(cat "$work/run.err")"
+expect_contains "its lines pass through" "ok [groups]" "$(cat "$work/run.err")"
+usermod --append --groups adm "$SANDBOX"
+on_exit "gpasswd --delete $SANDBOX adm >/dev/null 2>&1"
+OUT=$RUNNER_HOME/check-fail
+run_as_runner "$OUT" /dev/null "${AGENT_MARK[@]}"
+show
+gpasswd --delete "$SANDBOX" adm >/dev/null
+expect_eq "before-agent, the sandbox user in group adm: status 4" 4 "$status"
+expect_contains "the check names it" "FAIL [groups]" "$(cat "$work/run.err")"
+expect_absent "the agent never ran" "$OUT/workspace/agent-ran"
+expect_contains "summary.json: not started" '"result": "not-started"' "$(cat "$OUT/summary.json" 2>&1)"
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+
+finish
