@@ -91,6 +91,9 @@ int profile_expand(const char *s, const ProfileVars *v, char **ret)
 
 /* ---- parsing ---- */
 
+/* What a message may quote: escaped as in a basic string, at most 64 bytes. */
+#define QUOTE(s) toml_escape((s), (char[64]){ 0 }, 64)
+
 static const ProfileVars check_vars = {
         .home = "/h",
         .tmpdir = "/t",
@@ -157,7 +160,7 @@ static int parse_words(AjError *e, const TomlValue *v, const char *key, bool abs
                         return r;
                 if (absolute && toml_string(item)[0] != '/' && strncmp(toml_string(item), "${", 2) != 0)
                         return at(e, item, key, "\"%s\" is not an absolute path (or one in ${...})",
-                                  toml_string(item));
+                                  QUOTE(toml_string(item)));
                 words[i] = strdup(toml_string(item));
                 if (!words[i])
                         return aj_error(e, ENOMEM, 0, 0, "out of memory");
@@ -184,7 +187,7 @@ static int parse_env(AjError *e, const TomlValue *v, char ***ret)
 
                 if (!env_name_valid(name) || env_name_is_job_command_file(name))
                         return aj_error(e, EINVAL, toml_table_key_line(v, i), toml_table_key_column(v, i),
-                                        "env: \"%s\" is not a name a profile may set", name);
+                                        "env: \"%s\" is not a name a profile may set", QUOTE(name));
                 r = check_string(e, val, "env");
                 if (r < 0)
                         return r;
@@ -244,7 +247,7 @@ static int parse_json(AjError *e, const TomlValue *v)
 
                 if (!path_is_plain_relative(name, false) || strchr(name, '/') || !value_plain(name))
                         return aj_error(e, EINVAL, toml_table_key_line(v, i), toml_table_key_column(v, i),
-                                        "json: \"%s\" is not a plain file name", name);
+                                        "json: \"%s\" is not a plain file name", QUOTE(name));
                 if (toml_type(file) != TOML_TABLE)
                         return at(e, file, "json", "each file is a table, found %s",
                                   toml_type_description(toml_type(file)));
@@ -278,7 +281,8 @@ int profile_parse(const char *name, const char *data, size_t size, Profile **ret
 
         assert(ret);
         if (!profile_name_valid(name))
-                return aj_error(e, EINVAL, 0, 0, "\"%s\" is not a profile name ([a-z][a-z0-9-]*)", name);
+                return aj_error(e, EINVAL, 0, 0, "\"%s\" is not a profile name ([a-z][a-z0-9-]*)",
+                                QUOTE(name));
         p = calloc(1, sizeof(*p));
         if (!p || !(p->name = strdup(name)))
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");
@@ -317,7 +321,7 @@ int profile_parse(const char *name, const char *data, size_t size, Profile **ret
                         r = aj_error(e, EINVAL, toml_table_key_line(root, i), toml_table_key_column(root, i),
                                      "unknown key \"%s\" (there are description, command, stdin, token, "
                                      "login, dirs, token-files, env, json)",
-                                     key);
+                                     QUOTE(key));
                 if (r < 0)
                         return r;
         }
@@ -345,7 +349,8 @@ int profile_load(const char *dir, const char *name, Profile **ret, AjError *e)
         int r;
 
         if (!profile_name_valid(name))
-                return aj_error(e, EINVAL, 0, 0, "\"%s\" is not a profile name ([a-z][a-z0-9-]*)", name);
+                return aj_error(e, EINVAL, 0, 0, "\"%s\" is not a profile name ([a-z][a-z0-9-]*)",
+                                QUOTE(name));
         if (asprintf(&path, "%s/%s.toml", dir ? dir : PROFILE_DIR, name) < 0)
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");
         r = trusted_path_check(path, &inner);
