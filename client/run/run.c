@@ -878,10 +878,14 @@ static int phase_export(Run *run)
                                                                  : "missing",
                         res.entries[i].bytes, res.entries[i].reason);
         if (r < 0 || status != 0) {
-                (void)snprintf(detail, sizeof(detail), "%.400s",
-                               r < 0   ? err.message
-                               : n_err ? first_line(errbuf)
-                                       : "the exporter failed");
+                /* Both sides of a broken stream: what the receiver saw, and how the exporter ended. */
+                if (r < 0)
+                        (void)snprintf(detail, sizeof(detail), "%.200s; the exporter: status %d%s%.200s",
+                                       err.message, status, n_err ? ": " : "",
+                                       n_err ? first_line(errbuf) : "");
+                else
+                        (void)snprintf(detail, sizeof(detail), "%.400s",
+                                       n_err ? first_line(errbuf) : "the exporter failed");
                 export_result_done(&res);
                 phase_end(run, "export", t0, false, detail);
                 return RUN_EXIT_CLEANUP;

@@ -238,6 +238,26 @@ expect_eq "the command profile without a command: status 2" 2 "$status"
 expect_absent "nothing was made" "$OUT"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# a profile with files and directories but no token"
+cat >"$PROFILES/ajt-files.toml" <<'EOT'
+description = "test: files, no token"
+command = ["/bin/sh", "-c", "cat ${PROFILE_DIR}/a.json >out/a.json; stat -c %a ${HOME}/d >>out/a.json"]
+dirs = ["${HOME}/d"]
+[json."a.json"]
+answer = 42
+EOT
+chmod 0644 "$PROFILES/ajt-files.toml"
+on_exit "rm -f $PROFILES/ajt-files.toml"
+OUT=$RUNNER_HOME/files
+run_as_runner "$OUT" /dev/null --profile ajt-files --setup 'mkdir -p out' --output out/a.json
+show
+expect_eq "files, no token: status 0" 0 "$status"
+expect_contains "its JSON file was written" '"answer": 42' "$(cat "$OUT/workspace/out/a.json" 2>&1)"
+expect_contains "its directory was made 0700" 700 "$(tail -n 1 "$OUT/workspace/out/a.json" 2>&1)"
+expect_eq "no token probe ran" 0 "$(grep -c '^\(ok\|FAIL\) \[token-' "$work/run.err")"
+expect_contains "summary.json: no token" '"token": "none"' "$(cat "$OUT/summary.json" 2>&1)"
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# each token probe's protection removed: exactly its probe fails, the agent never starts"
 # leak_profile NAME LOGIN [TOKEN_FILE]: a test profile whose login (sh -c LOGIN, the token on its standard
 # input) does the harm.

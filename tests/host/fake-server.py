@@ -3,7 +3,8 @@
 namespace it runs in (tests/host/run starts it there). Each answer is one JSON line naming the address
 that was asked, so a test knows which fake host it reached; 169.254.169.254 answers as a stand-in for a
 cloud metadata service. Every request is remembered, and GET /_ajh/requests on any server returns them,
-so a test can prove that a refused request never arrived. Below /git/ every server is a read-only git
+so a test can prove that a refused request never arrived; GET /_ajh/bytes/N answers N zero bytes (the
+benchmarks' large reads). Below /git/ every server is a read-only git
 smart-HTTP server (git http-backend, upload-pack only) of the repositories in GIT_ROOT.
 
 usage: fake-server.py CERT KEY READY_FILE GIT_ROOT
@@ -94,6 +95,21 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(payload)
 
+    def zero_bytes(self, count):
+        """GET /_ajh/bytes/N: N zero bytes (at most 1 GiB), for the benchmarks' large reads."""
+        n = int(count) if count.isdigit() else -1
+        if not 0 <= n <= 1 << 30:
+            self.send_error(400)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        chunk = bytes(1 << 20)
+        while n > 0:
+            self.wfile.write(chunk[: min(n, len(chunk))])
+            n -= min(n, len(chunk))
+
     def answer(self):
         local = self.connection.getsockname()[0]
         body = self.read_body()
@@ -107,6 +123,9 @@ class Handler(BaseHTTPRequestHandler):
             "path": self.path,
             "body_bytes": len(body),
         }
+        if self.command == "GET" and self.path.startswith("/_ajh/bytes/"):
+            self.zero_bytes(self.path[len("/_ajh/bytes/"):])
+            return
         if self.command == "GET" and self.path == "/_ajh/requests":
             with seen_lock:
                 out = "".join(json.dumps(r) + "\n" for r in seen).encode()
