@@ -19,7 +19,7 @@ static void usage(FILE *f)
               "       agentic-job run --repo URL|PATH (--commit SHA | --ref REF) --base BRANCH --task FILE\n"
               "                       --out DIR (--output NAME)... [--patch] [--setup CMD] [--timeout S]\n"
               "                       [--max-file-bytes N] [--max-total-bytes N] [--max-files N]\n"
-              "                       -- AGENT...\n"
+              "                       [--profile NAME] [--token-stdin] [-- WORDS...]\n"
               "       agentic-job egress start|stop\n"
               "       agentic-job --help | --version\n"
               "See agentic-job(1).\n",
