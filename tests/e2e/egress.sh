@@ -45,7 +45,7 @@ NFT_TABLE=ajt_egress
 CASES=$src/tests/policy/cases.txt
 
 echo "# ${AJH_RELEASE:-unknown release}: $(squid -v | head -n1), $(systemctl --version | head -n1)"
-for p in "$ACL" "$SHARE" "$POLICY_DIR" "$STATE" "$PUB" "$PIDFILE"; do
+for p in "$ACL" "$SHARE/squid" "$POLICY_DIR" "$STATE" "$PUB" "$PIDFILE"; do
         if [ -e "$p" ]; then
                 echo "Bail out! $p exists: not touching an installed egress proxy"
                 exit 1
@@ -106,7 +106,8 @@ if [ "$created_proxy_user" = 1 ]; then userdel egress-proxy; fi
 if [ "$created_log_dir" = 1 ]; then rmdir "$LOG_DIR"; fi
 on_exit "rm -f $ACL"
 install -D -o root -g root -m 0755 "$build/policy/squid/agentic-job-egress-acl" "$ACL"
-on_exit "rm -rf $SHARE"
+# $SHARE itself is the fixture's (the agent profiles): only squid's part is this suite's.
+on_exit "rm -rf $SHARE/squid"
 install -D -o root -g root -m 0644 "$src/policy/squid/squid.conf.in" "$src/policy/squid/ERR_ACCESS_DENIED" \
         -t "$SHARE/squid"
 on_exit "rm -rf $POLICY_DIR"
