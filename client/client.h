@@ -14,3 +14,6 @@ int run_main(int argc, char **argv);
  * socket pairs that are pumped from in_fd and to standard output and error. Returns the child's exit
  * status (128+N for signal N) or -errno. */
 int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status);
+
+/* The first of SIGINT, SIGTERM, SIGHUP that spawn_pumped() received (and forwarded), or 0. */
+int pump_cancel_signal(void);

@@ -25,7 +25,10 @@
 #define DRAIN_MS     200
 #define DRAIN_MAX_MS 2000
 
-static volatile sig_atomic_t child_pid;
+/* The child, as a pidfd: a signal forwarded after it was reaped reaches no other process (a pid could
+ * have been reused by then). */
+static volatile sig_atomic_t child_pidfd = -1;
+static volatile sig_atomic_t cancel_signal;
 
 static long long now_ms(void)
 {
@@ -37,8 +40,18 @@ static long long now_ms(void)
 
 static void forward_signal(int sig)
 {
-        if (child_pid > 0)
-                (void)kill(child_pid, sig);
+        int saved = errno;
+
+        if (!cancel_signal)
+                cancel_signal = sig;
+        if (child_pidfd >= 0)
+                (void)syscall(SYS_pidfd_send_signal, (int)child_pidfd, sig, NULL, 0);
+        errno = saved;
+}
+
+int pump_cancel_signal(void)
+{
+        return cancel_signal;
 }
 
 /* One read from src written whole to dst. Returns bytes copied, 0 at end of file, -errno. */
@@ -91,12 +104,15 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
                 dprintf(STDERR_FILENO, "agentic-job: cannot execute %s: %s\n", argv[0], strerror(errno));
                 _exit(127);
         }
-        child_pid = pid;
         for (int i = 0; i < 3; i++)
                 close(sp[i][1]);
         (void)shutdown(sp[1][0], SHUT_WR);
         (void)shutdown(sp[2][0], SHUT_WR);
         pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        child_pidfd = pidfd;
+        /* A signal that came between the fork and now: forwarded late, not lost. */
+        if (cancel_signal && pidfd >= 0)
+                (void)syscall(SYS_pidfd_send_signal, pidfd, (int)cancel_signal, NULL, 0);
         /* Input is buffered and written only when the socket takes it, so a command that never reads its
          * input cannot block its own output. */
         (void)fcntl(sp[0][0], F_SETFL, O_NONBLOCK);
@@ -153,7 +169,7 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return -errno;
-        child_pid = 0;
+        child_pidfd = -1;
         for (int i = 0; i < 3; i++)
                 close(sp[i][0]);
         if (pidfd >= 0)

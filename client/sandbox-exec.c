@@ -13,6 +13,7 @@
 #include "check-record.h"
 #include "client.h"
 #include "config.h"
+#include "helper-call.h"
 #include "macro.h"
 
 #define SUDO_PATH "/usr/bin/sudo"
@@ -33,7 +34,7 @@ int sandbox_exec_main(int argc, char **argv)
         const char *dir = NULL, *stdin_file = NULL;
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         AjError e = { 0 };
-        int i, r, status;
+        int i, r, status, sig;
 
         for (i = 1; i < argc; i++) {
                 const char **slot = strcmp(argv[i], "--chdir") == 0   ? &dir
@@ -108,6 +109,22 @@ int sandbox_exec_main(int argc, char **argv)
         if (r < 0) {
                 fprintf(stderr, "agentic-job sandbox exec: cannot run %s: %s\n", SUDO_PATH, strerror(-r));
                 return CLIENT_EXIT_USAGE;
+        }
+        /* A cancelled step (the runner's SIGINT, then SIGTERM) leaves nothing behind: run0 and systemd-run
+         * end at the signal while the unit may go on, so every process of the sandbox user is ended. */
+        sig = pump_cancel_signal();
+        if (sig) {
+                char what[256] = "";
+                int k = helper_kill_user(what, sizeof(what));
+
+                if (k != 0)
+                        fprintf(stderr,
+                                "agentic-job sandbox exec: cancelled by signal %d, and helper kill-user "
+                                "failed "
+                                "(%s): processes of the sandbox user may remain\n",
+                                sig, k < 0 ? strerror(-k) : what);
+                else
+                        fprintf(stderr, "agentic-job sandbox exec: cancelled by signal %d: %s\n", sig, what);
         }
         return status;
 }
