@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "client.h"
 #include "egress-policy.h"
 #include "macro.h"
@@ -32,6 +33,27 @@ static int fail(const char *message)
         return CLIENT_EXIT_USAGE;
 }
 
+typedef enum PolicyTestOption {
+        POLICY_TEST_BODY,
+        POLICY_TEST_UPGRADE,
+        POLICY_TEST_HOST,
+        POLICY_TEST_SNI,
+        POLICY_TEST_AUTHORITY,
+        POLICY_TEST_POLICY,
+        POLICY_TEST_THREATS,
+} PolicyTestOption;
+
+const CliOption policy_test_options[] = {
+        { "--body", POLICY_TEST_BODY, CLI_FLAG, false },
+        { "--upgrade", POLICY_TEST_UPGRADE, CLI_FLAG, false },
+        { "--host", POLICY_TEST_HOST, CLI_WORD, false },
+        { "--sni", POLICY_TEST_SNI, CLI_WORD, false },
+        { "--authority", POLICY_TEST_AUTHORITY, CLI_WORD, false },
+        { "--policy", POLICY_TEST_POLICY, CLI_FILE, false },
+        { "--threats", POLICY_TEST_THREATS, CLI_FILE, false },
+        {},
+};
+
 typedef struct Options {
         const char *method, *url, *host, *sni, *authority, *policy, *threats;
         bool body, upgrade;
@@ -44,16 +66,35 @@ static int parse_options(int argc, char **argv, Options *o)
 
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
-                const char **slot = strcmp(a, "--host") == 0        ? &o->host
-                                    : strcmp(a, "--sni") == 0       ? &o->sni
-                                    : strcmp(a, "--authority") == 0 ? &o->authority
-                                    : strcmp(a, "--policy") == 0    ? &o->policy
-                                    : strcmp(a, "--threats") == 0   ? &o->threats
-                                                                    : NULL;
-                bool *flag = strcmp(a, "--body") == 0      ? &o->body
-                             : strcmp(a, "--upgrade") == 0 ? &o->upgrade
-                                                           : NULL;
+                const CliOption *opt = cli_option_find(policy_test_options, a);
+                const char **slot = NULL;
+                bool *flag = NULL;
 
+                if (opt) {
+                        switch ((PolicyTestOption)opt->id) {
+                        case POLICY_TEST_BODY:
+                                flag = &o->body;
+                                break;
+                        case POLICY_TEST_UPGRADE:
+                                flag = &o->upgrade;
+                                break;
+                        case POLICY_TEST_HOST:
+                                slot = &o->host;
+                                break;
+                        case POLICY_TEST_SNI:
+                                slot = &o->sni;
+                                break;
+                        case POLICY_TEST_AUTHORITY:
+                                slot = &o->authority;
+                                break;
+                        case POLICY_TEST_POLICY:
+                                slot = &o->policy;
+                                break;
+                        case POLICY_TEST_THREATS:
+                                slot = &o->threats;
+                                break;
+                        }
+                }
                 if (flag) {
                         if (*flag)
                                 return usage_error("given twice: ", a);

@@ -11,12 +11,22 @@
 
 #include "build-config.h"
 #include "check-record.h"
+#include "cli.h"
 #include "client.h"
 #include "config.h"
 #include "helper-call.h"
 #include "macro.h"
 
 #define SUDO_PATH "/usr/bin/sudo"
+
+typedef enum ExecOption { EXEC_CHDIR, EXEC_STDIN, EXEC_END } ExecOption;
+
+const CliOption sandbox_exec_options[] = {
+        { "--chdir", EXEC_CHDIR, CLI_DIR, false },
+        { "--stdin", EXEC_STDIN, CLI_FILE, false },
+        { "--", EXEC_END, CLI_COMMAND, false },
+        {},
+};
 
 static int usage_error(const char *what, const char *arg)
 {
@@ -37,13 +47,23 @@ int sandbox_exec_main(int argc, char **argv)
         int i, r, status, sig;
 
         for (i = 1; i < argc; i++) {
-                const char **slot = strcmp(argv[i], "--chdir") == 0   ? &dir
-                                    : strcmp(argv[i], "--stdin") == 0 ? &stdin_file
-                                                                      : NULL;
-                if (strcmp(argv[i], "--") == 0)
-                        break;
-                if (!slot)
+                const CliOption *o = cli_option_find(sandbox_exec_options, argv[i]);
+                const char **slot = NULL;
+
+                if (!o)
                         return usage_error("unknown option ", argv[i]);
+                switch ((ExecOption)o->id) {
+                case EXEC_CHDIR:
+                        slot = &dir;
+                        break;
+                case EXEC_STDIN:
+                        slot = &stdin_file;
+                        break;
+                case EXEC_END:
+                        break;
+                }
+                if (!slot) /* "--" */
+                        break;
                 if (*slot)
                         return usage_error("given twice: ", argv[i]);
                 if (i + 1 >= argc)

@@ -61,7 +61,7 @@ PRODUCT_PATHS=(/usr/bin/sudo /usr/lib/squid/security_file_certgen /usr/sbin/nolo
 # tests/host/base.sh installs; they are not checked here.
 TEST_SCRIPTS=(tests/run tests/packages.sh tests/integration/*.sh tests/host/run tests/host/base.sh
         tests/host/bare-base.sh tests/host/selftest.sh tests/host/gone.sh tests/host/fresh.sh tests/e2e/run
-        tests/bench/run tests/policy/run-cases.sh .ci/run .ci/install)
+        tests/bench/run tests/policy/run-cases.sh tests/build-paths.sh .ci/run .ci/install)
 TEST_PROGRAMS=(
         # build and lint (meson runs gcc, and clang for the fuzzers)
         meson ninja gcc clang pkg-config clang-format clang-tidy cppcheck valgrind
@@ -77,9 +77,9 @@ TEST_PROGRAMS=(
         chroot systemd-run systemctl
         # this check
         dpkg-query dpkg diff
-        # the rest of the scripts' plain tools
+        # the rest of the scripts' plain tools (tar: meson dist's tarball, unpacked)
         awk sed grep cut tr sort head tail wc od cat cp mv ln ls mkdir rmdir mktemp chmod chown chgrp
-        install touch stat readlink realpath basename dirname date seq sleep id env bash sh sha256sum du
+        install touch stat readlink realpath basename dirname date seq sleep id env bash sh sha256sum du tar
 )
 # Words in a command's place that run no program: groups (a key in the configuration the fixture
 # writes), wall (in a printf format), systemd (a package name on an array's continued line); and apt-get,

@@ -28,6 +28,7 @@
 #include "check-line.h"
 #include "check-record.h"
 #include "check-report.h"
+#include "cli.h"
 #include "client.h"
 #include "config.h"
 #include "egress-policy.h"
@@ -43,6 +44,15 @@
 #define METADATA_URL "http://169.254.169.254/"
 #define INSIDE_MS    60000 /* the whole sandbox side */
 #define STDERR_MAX   4096
+
+typedef enum CheckOption { CHECK_RECORD, CHECK_UNLESS_PASSED, CHECK_JSON } CheckOption;
+
+const CliOption sandbox_check_options[] = {
+        { "--record", CHECK_RECORD, CLI_FLAG, false },
+        { "--unless-passed", CHECK_UNLESS_PASSED, CLI_FLAG, false },
+        { "--json", CHECK_JSON, CLI_FLAG, false },
+        {},
+};
 
 static const char *const prog = "agentic-job sandbox check";
 
@@ -444,10 +454,22 @@ int sandbox_check_main(int argc, char **argv)
         int r;
 
         for (int i = 1; i < argc; i++) {
-                bool *flag = strcmp(argv[i], "--record") == 0          ? &record
-                             : strcmp(argv[i], "--unless-passed") == 0 ? &unless_passed
-                             : strcmp(argv[i], "--json") == 0          ? &json
-                                                                       : NULL;
+                const CliOption *o = cli_option_find(sandbox_check_options, argv[i]);
+                bool *flag = NULL;
+
+                if (!o)
+                        return usage_error("unknown argument ", argv[i]);
+                switch ((CheckOption)o->id) {
+                case CHECK_RECORD:
+                        flag = &record;
+                        break;
+                case CHECK_UNLESS_PASSED:
+                        flag = &unless_passed;
+                        break;
+                case CHECK_JSON:
+                        flag = &json;
+                        break;
+                }
                 if (!flag)
                         return usage_error("unknown argument ", argv[i]);
                 if (*flag)

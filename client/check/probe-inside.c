@@ -43,7 +43,6 @@
 extern char **environ;
 
 #define STATE_DIR     "/etc/agentic-job"
-#define HELPER_DIR    "/usr/local/libexec"
 #define POLICY_DIR    "/opt/egress-proxy/policy"
 #define SYSTEMD_RUN   "/usr/bin/systemd-run"
 #define PKCHECK       "/usr/bin/pkcheck"

@@ -20,7 +20,8 @@ const ProbeDef probe_table[] = {
         { "state-write-control", "files", PROBE_SANDBOX, "the sandbox user may write its own home", NULL,
           NULL },
         { "state-write", "files", PROBE_SANDBOX,
-          "write (faccessat W_OK) /etc/agentic-job, its config.toml, /usr/local/libexec, the helper, and "
+          "write (faccessat W_OK) /etc/agentic-job, its config.toml, the helper's directory, the helper, "
+          "and "
           "with the "
           "proxy the policy and its directory",
           "state-write-control",

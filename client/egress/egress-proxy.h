@@ -37,5 +37,6 @@ int egress_proxy_check(const char *policy_path, bool owners_only, AjError *reter
  * when it was not running. 0, or -errno with *reterr. */
 int egress_proxy_stop(bool *ret_stopped, AjError *reterr);
 
-/* `agentic-job egress start|stop`: argv[0] is "egress". Returns the exit status. */
+/* `agentic-job egress start|stop`: argv[0] is "start" or "stop" (main.c dispatches no other). Returns the
+ * exit status. */
 int egress_main(int argc, char **argv);

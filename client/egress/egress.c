@@ -16,7 +16,14 @@ int egress_main(int argc, char **argv)
         bool done;
         int r;
 
-        if (argc == 2 && strcmp(argv[1], "start") == 0) {
+        if (argc > 1) {
+                fprintf(stderr,
+                        "agentic-job egress %s: unexpected argument: %s\nusage: agentic-job egress "
+                        "start|stop\n",
+                        argv[0], argv[1]);
+                return CLIENT_EXIT_USAGE;
+        }
+        if (strcmp(argv[0], "start") == 0) {
                 r = egress_proxy_start(&done, &e);
                 if (r < 0) {
                         fprintf(stderr, "agentic-job egress start: %s%s\n", e.message,
@@ -26,7 +33,7 @@ int egress_main(int argc, char **argv)
                 puts("egress proxy listening on 127.0.0.1:3128");
                 return 0;
         }
-        if (argc == 2 && strcmp(argv[1], "stop") == 0) {
+        if (strcmp(argv[0], "stop") == 0) {
                 r = egress_proxy_stop(&done, &e);
                 if (r < 0) {
                         fprintf(stderr, "agentic-job egress stop: %s\n", e.message);
@@ -35,7 +42,7 @@ int egress_main(int argc, char **argv)
                 puts(done ? "egress proxy stopped" : "egress proxy was not running");
                 return 0;
         }
-        fprintf(stderr, "agentic-job egress: %s\nusage: agentic-job egress start|stop\n",
-                argc < 2 ? "missing command (start or stop)" : "unknown command or extra argument");
+        fprintf(stderr, "agentic-job egress: unknown command: %s\nusage: agentic-job egress start|stop\n",
+                argv[0]);
         return CLIENT_EXIT_USAGE;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "macro.h"
 #include "parse.h"
 #include "profile.h"
@@ -117,6 +118,61 @@ void run_plan_done(RunPlan *p)
         *p = (RunPlan){};
 }
 
+typedef enum RunOption {
+        RUN_REPO,
+        RUN_COMMIT,
+        RUN_REF,
+        RUN_BASE,
+        RUN_TASK,
+        RUN_OUT,
+        RUN_OUTPUT,
+        RUN_PATCH,
+        RUN_SETUP,
+        RUN_TIMEOUT,
+        RUN_MAX_FILE_BYTES,
+        RUN_MAX_TOTAL_BYTES,
+        RUN_MAX_FILES,
+        RUN_PROFILE,
+        RUN_TOKEN_STDIN,
+        RUN_END,
+} RunOption;
+
+const CliOption run_options[] = {
+        { "--repo", RUN_REPO, CLI_DIR, false }, /* or an https:// URL */
+        { "--commit", RUN_COMMIT, CLI_WORD, false },
+        { "--ref", RUN_REF, CLI_WORD, false },
+        { "--base", RUN_BASE, CLI_WORD, false },
+        { "--task", RUN_TASK, CLI_FILE, false },
+        { "--out", RUN_OUT, CLI_DIR, false },
+        { "--output", RUN_OUTPUT, CLI_WORD, true },
+        { "--patch", RUN_PATCH, CLI_FLAG, false },
+        { "--setup", RUN_SETUP, CLI_WORD, false },
+        { "--timeout", RUN_TIMEOUT, CLI_WORD, false },
+        { "--max-file-bytes", RUN_MAX_FILE_BYTES, CLI_WORD, false },
+        { "--max-total-bytes", RUN_MAX_TOTAL_BYTES, CLI_WORD, false },
+        { "--max-files", RUN_MAX_FILES, CLI_WORD, false },
+        { "--profile", RUN_PROFILE, CLI_PROFILE, false },
+        { "--token-stdin", RUN_TOKEN_STDIN, CLI_FLAG, false },
+        { "--", RUN_END, CLI_COMMAND, false },
+        {},
+};
+
+static int set_once(const char **slot, const char *opt, const char *val, AjError *e)
+{
+        if (*slot)
+                return aj_error(e, EINVAL, 0, 0, "given twice: %s", opt);
+        *slot = val;
+        return 0;
+}
+
+static int set_flag(bool *flag, const char *opt, AjError *e)
+{
+        if (*flag)
+                return aj_error(e, EINVAL, 0, 0, "given twice: %s", opt);
+        *flag = true;
+        return 0;
+}
+
 static int parse_limit(const char *opt, const char *v, uint64_t min, uint64_t max, uint64_t *ret, AjError *e)
 {
         int r = parse_decimal(v, strlen(v), max, ret);
@@ -141,7 +197,7 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
         size_t n_outputs = 0;
         char q[QUOTE_MAX + 4];
         uint64_t v;
-        int i, r;
+        int i;
 
         assert(argc >= 1);
         assert(ret);
@@ -150,38 +206,51 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
         if (!outputs)
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");
         for (i = 1; i < argc; i++) {
-                const char *a = argv[i], *val;
-                const char **slot = strcmp(a, "--repo") == 0      ? &p.repo
-                                    : strcmp(a, "--commit") == 0  ? &p.commit
-                                    : strcmp(a, "--ref") == 0     ? &p.ref
-                                    : strcmp(a, "--base") == 0    ? &p.base
-                                    : strcmp(a, "--task") == 0    ? &p.task
-                                    : strcmp(a, "--out") == 0     ? &p.out_dir
-                                    : strcmp(a, "--setup") == 0   ? &p.setup
-                                    : strcmp(a, "--profile") == 0 ? &p.profile
-                                                                  : NULL;
-                bool is_limit = strcmp(a, "--timeout") == 0 || strcmp(a, "--max-file-bytes") == 0 ||
-                                strcmp(a, "--max-total-bytes") == 0 || strcmp(a, "--max-files") == 0;
+                const char *a = argv[i], *val = NULL;
+                const CliOption *o = cli_option_find(run_options, a);
+                int r = 0;
 
-                if (strcmp(a, "--") == 0)
-                        break;
-                if (strcmp(a, "--patch") == 0 || strcmp(a, "--token-stdin") == 0) {
-                        bool *flag = a[2] == 'p' ? &p.patch : &p.token_stdin;
-                        if (*flag)
-                                return aj_error(e, EINVAL, 0, 0, "given twice: %s", a);
-                        *flag = true;
-                        continue;
-                }
-                if (!slot && !is_limit && strcmp(a, "--output") != 0)
+                if (!o)
                         return aj_error(e, EINVAL, 0, 0, "unknown argument \"%s\"", quote(a, q));
-                if (i + 1 >= argc)
-                        return aj_error(e, EINVAL, 0, 0, "%s needs a value", a);
-                val = argv[++i];
-                if (slot) {
-                        if (*slot)
-                                return aj_error(e, EINVAL, 0, 0, "given twice: %s", a);
-                        *slot = val;
-                } else if (strcmp(a, "--output") == 0) {
+                if (o->value == CLI_COMMAND)
+                        break;
+                if (o->value != CLI_FLAG) {
+                        if (i + 1 >= argc)
+                                return aj_error(e, EINVAL, 0, 0, "%s needs a value", a);
+                        val = argv[++i];
+                }
+                switch ((RunOption)o->id) {
+                case RUN_REPO:
+                        r = set_once(&p.repo, a, val, e);
+                        break;
+                case RUN_COMMIT:
+                        r = set_once(&p.commit, a, val, e);
+                        break;
+                case RUN_REF:
+                        r = set_once(&p.ref, a, val, e);
+                        break;
+                case RUN_BASE:
+                        r = set_once(&p.base, a, val, e);
+                        break;
+                case RUN_TASK:
+                        r = set_once(&p.task, a, val, e);
+                        break;
+                case RUN_OUT:
+                        r = set_once(&p.out_dir, a, val, e);
+                        break;
+                case RUN_SETUP:
+                        r = set_once(&p.setup, a, val, e);
+                        break;
+                case RUN_PROFILE:
+                        r = set_once(&p.profile, a, val, e);
+                        break;
+                case RUN_PATCH:
+                        r = set_flag(&p.patch, a, e);
+                        break;
+                case RUN_TOKEN_STDIN:
+                        r = set_flag(&p.token_stdin, a, e);
+                        break;
+                case RUN_OUTPUT:
                         if (!run_output_valid(val))
                                 return aj_error(e, EINVAL, 0, 0,
                                                 "--output \"%s\": not a plain relative path in the clone "
@@ -195,27 +264,32 @@ int run_plan_parse(int argc, char **argv, const Config *c, RunPlan *ret, AjError
                         if (n_outputs >= RUN_OUTPUTS_MAX)
                                 return aj_error(e, EINVAL, 0, 0, "more than %d outputs", RUN_OUTPUTS_MAX);
                         outputs[n_outputs++] = (char *)val;
-                } else if (strcmp(a, "--timeout") == 0) {
+                        break;
+                case RUN_TIMEOUT:
                         r = parse_limit(a, val, 1, RUN_TIMEOUT_MAX, &v, e);
-                        if (r < 0)
-                                return r;
-                        p.timeout = (unsigned)v;
-                } else if (strcmp(a, "--max-file-bytes") == 0) {
+                        if (r >= 0)
+                                p.timeout = (unsigned)v;
+                        break;
+                case RUN_MAX_FILE_BYTES:
                         r = parse_limit(a, val, 1, RUN_BYTES_MAX, &v, e);
-                        if (r < 0)
-                                return r;
-                        p.max_file_bytes = v;
-                } else if (strcmp(a, "--max-total-bytes") == 0) {
+                        if (r >= 0)
+                                p.max_file_bytes = v;
+                        break;
+                case RUN_MAX_TOTAL_BYTES:
                         r = parse_limit(a, val, 1, RUN_BYTES_MAX, &v, e);
-                        if (r < 0)
-                                return r;
-                        p.max_total_bytes = v;
-                } else {
+                        if (r >= 0)
+                                p.max_total_bytes = v;
+                        break;
+                case RUN_MAX_FILES:
                         r = parse_limit(a, val, 1, RUN_FILES_MAX, &v, e);
-                        if (r < 0)
-                                return r;
-                        p.max_files = (unsigned)v;
+                        if (r >= 0)
+                                p.max_files = (unsigned)v;
+                        break;
+                case RUN_END:
+                        break;
                 }
+                if (r < 0)
+                        return r;
         }
 
         if (!p.repo)

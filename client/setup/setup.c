@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "client.h"
 #include "macro.h"
 #include "root-file.h"
@@ -19,6 +20,16 @@
 #define SETUP_EXIT_REFUSED 2 /* usage, or refused before any change */
 #define SETUP_EXIT_FAILED  4 /* failed after a change */
 #define RUN_OUTPUT_MAX     4096
+
+typedef enum SetupOption { SETUP_CONFIG, SETUP_HELPER, SETUP_DRY_RUN, SETUP_HELP } SetupOption;
+
+const CliOption sandbox_setup_options[] = {
+        { "--config", SETUP_CONFIG, CLI_FILE, false },
+        { "--helper", SETUP_HELPER, CLI_FILE, false },
+        { "--dry-run", SETUP_DRY_RUN, CLI_FLAG, false },
+        { "--help", SETUP_HELP, CLI_FLAG, false }, /* alone: sandbox_setup_main() answers it */
+        {},
+};
 
 static const struct {
         const char *name;
@@ -138,25 +149,36 @@ static int parse_args(int argc, char **argv, Setup *s)
         /* argv[0] is "setup". */
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
+                const CliOption *o = cli_option_find(sandbox_setup_options, a);
+                const char **slot = NULL;
 
-                if (strcmp(a, "--dry-run") == 0)
-                        s->dry_run = true;
-                else if ((strcmp(a, "--config") == 0 || strcmp(a, "--helper") == 0) && i + 1 < argc) {
-                        const char **slot = a[2] == 'c' ? &s->config_path : &s->helper_source;
-
-                        if (*slot)
-                                return usage_error(a[2] == 'c' ? "--config given twice"
-                                                               : "--helper given twice");
-                        *slot = argv[++i];
-                } else if (strcmp(a, "--config") == 0 || strcmp(a, "--helper") == 0)
-                        return usage_error(a[2] == 'c' ? "--config needs a file" : "--helper needs a file");
-                else if (a[0] == '-') {
-                        fprintf(stderr, "agentic-job sandbox setup: unknown option: %s\n", a);
-                        return usage_error("see agentic-job(1)");
-                } else {
-                        fprintf(stderr, "agentic-job sandbox setup: unexpected argument: %s\n", a);
+                if (!o) {
+                        fprintf(stderr, "agentic-job sandbox setup: %s: %s\n",
+                                a[0] == '-' ? "unknown option" : "unexpected argument", a);
                         return usage_error("see agentic-job(1)");
                 }
+                switch ((SetupOption)o->id) {
+                case SETUP_DRY_RUN:
+                        s->dry_run = true;
+                        continue;
+                case SETUP_HELP:
+                        return usage_error("--help takes no other argument");
+                case SETUP_CONFIG:
+                        slot = &s->config_path;
+                        break;
+                case SETUP_HELPER:
+                        slot = &s->helper_source;
+                        break;
+                }
+                if (!slot)
+                        continue;
+                if (i + 1 >= argc)
+                        return usage_error(slot == &s->config_path ? "--config needs a file"
+                                                                   : "--helper needs a file");
+                if (*slot)
+                        return usage_error(slot == &s->config_path ? "--config given twice"
+                                                                   : "--helper given twice");
+                *slot = argv[++i];
         }
         if (!s->config_path)
                 return usage_error("missing --config FILE");

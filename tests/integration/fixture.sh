@@ -3,9 +3,15 @@
 # client, the agent profiles, a configuration and the sudo rule, and registers the undo of each step with on_exit.
 build=$(cd "${1:?usage: helper.sh BUILD_DIR}" && pwd)
 src=$(cd "$here/../.." && pwd)
-HELPER=/usr/local/libexec/agentic-job
+# The helper's path and the profiles' directory are the build's (the option helper_path and the prefix):
+# the client runs the helper, and reads the profiles, exactly there.
+if ! HELPER=$(build_define "$build/build-config.h" HELPER_PATH) ||
+        ! PROFILES=$(build_define "$build/build-config.h" PROFILE_DIR); then
+        echo "Bail out! $build/build-config.h names no HELPER_PATH or PROFILE_DIR: not a build directory"
+        trap - EXIT
+        exit 1
+fi
 CLIENT=/usr/local/bin/agentic-job
-PROFILES=/usr/local/share/agentic-job/profiles
 CONF_DIR=/etc/agentic-job
 CONF=$CONF_DIR/config.toml
 SUDOERS=/etc/sudoers.d/zz-agentic-job-test

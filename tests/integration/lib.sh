@@ -41,6 +41,16 @@ expect_absent() {
         if [ -e "$2" ] || [ -L "$2" ]; then fail "$1: $2 exists"; else pass "$1"; fi
 }
 
+# build_define HEADER NAME: the quoted value of a #define the build wrote (BUILD/build-config.h's
+# HELPER_PATH, PROFILE_DIR; BUILD/policy/squid/egress-paths.h's paths): what the programs were compiled
+# with. Prints nothing, and returns 1, when the header has no such string.
+build_define() {
+        local value
+        value=$(sed -n "s/^#define $2 \"\\(.*\\)\"\$/\\1/p" "$1" 2>/dev/null)
+        [ -n "$value" ] || return 1
+        printf '%s\n' "$value"
+}
+
 # require_test_host SCRIPT: stop unless this is root in a disposable test host (tests/host/run sets
 # AJH_ID, and systemd runs there): what follows changes the machine for good.
 require_test_host() {
