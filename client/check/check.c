@@ -34,6 +34,7 @@
 #include "egress-policy.h"
 #include "helper-call.h"
 #include "macro.h"
+#include "probe-runner.h"
 #include "probes.h"
 #include "read-file.h"
 #include "spawn.h"
@@ -578,6 +579,7 @@ int sandbox_check_main(int argc, char **argv)
         control_private_dir(rep, runner_home);
         control_metadata(rep);
         control_local_udp(rep, &plants);
+        probe_runner_lock(rep, config);
         r = kill_user(rep);
         if (r < 0) {
                 plants_done(&plants);

@@ -14,7 +14,7 @@ typedef enum ProbeSide {
 
 typedef struct ProbeDef {
         const char *name;
-        const char *group; /* privilege, processes, files, network, local-ipc, sandbox */
+        const char *group; /* privilege, runner, processes, files, network, local-ipc, check */
         ProbeSide side;
         const char *tries;   /* what is attempted */
         const char *control; /* the name of its control; NULL for a control */

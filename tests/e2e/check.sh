@@ -113,16 +113,19 @@ PROBES=(private-dir-control metadata-control groups-control groups "private-dir:
         polkit-control polkit linger-control linger
         network-control metadata egress-post egress-direct
         local-tcp-control local-tcp local-abstract-control local-abstract local-udp-control local-udp
-        probe-inside)
-# run0 where systemd has it (trixie); notes where it has not (bookworm).
-NOTES=1
+        probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su)
+# run0 where systemd has it (trixie); notes where it has not (bookworm). No pkexec in the test hosts.
+NOTES=2
+expect_contains "no pkexec: a note" "note [runner-pkexec] /usr/bin/pkexec is not installed" "$(cat "$work/out")"
 if [ -x /usr/bin/run0 ]; then
-        PROBES+=(run0-control run0)
+        PROBES+=(run0-control run0 runner-run0)
         RUN0=run0
 else
-        NOTES=3
+        NOTES=5
         RUN0=
         expect_contains "no run0: a note" "note [run0] not probed: there is no run0" "$(cat "$work/out")"
+        expect_contains "no run0: a note of the runner's too" "note [runner-run0] /usr/bin/run0 is not installed" \
+                "$(cat "$work/out")"
 fi
 for p in "${PROBES[@]}"; do
         expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
@@ -140,6 +143,22 @@ usermod --append --groups adm "$SANDBOX"
 on_exit "gpasswd --delete $SANDBOX adm"
 expect_failing "the sandbox user in group adm" "groups"
 gpasswd --delete "$SANDBOX" adm >/dev/null
+
+# The locked runner: a grant read after setup's rule, root's password emptied.
+printf '%s ALL=(ALL) NOPASSWD: ALL\n' "$RUNNER" >/etc/sudoers.d/zzz-ajt-grant
+chmod 0440 /etc/sudoers.d/zzz-ajt-grant
+on_exit "rm -f /etc/sudoers.d/zzz-ajt-grant"
+expect_failing "a sudo grant for the runner read after the lock" "runner-sudo runner-sudo-list"
+rm -f /etc/sudoers.d/zzz-ajt-grant
+printf '%s ALL=(root) NOPASSWD: /usr/bin/id\n' "$RUNNER" >/etc/sudoers.d/zzz-ajt-grant
+chmod 0440 /etc/sudoers.d/zzz-ajt-grant
+expect_failing "one more command granted after the lock" "runner-sudo-list"
+rm -f /etc/sudoers.d/zzz-ajt-grant
+ROOT_HASH=$(getent shadow root | cut -d: -f2)
+passwd -q -d root
+on_exit "usermod -p '$ROOT_HASH' root"
+expect_failing "root's password emptied" "runner-su"
+usermod -p "$ROOT_HASH" root
 
 chmod 0755 "$RUNNER_HOME"
 on_exit "chmod 0700 $RUNNER_HOME"
@@ -225,6 +244,15 @@ put_rule "$(printf 'polkit.addRule(function (action, subject) {\n        if (act
 await_polkit org.freedesktop.systemd1.manage-units 1
 await_polkit org.freedesktop.login1.set-self-linger 0
 expect_failing "a polkit rule that says yes to its lingering" "linger"
+if [ -n "$RUN0" ]; then
+        put_rule "$(printf 'polkit.addRule(function (action, subject) {\n        if (subject.user == "%s") {\n                return polkit.Result.YES;\n        }\n});\n' \
+                "$RUNNER")"
+        for _ in $(seq 100); do
+                runuser -u "$RUNNER" -- run0 --no-ask-password /bin/true </dev/null >/dev/null 2>&1 && break
+                sleep 0.1
+        done
+        expect_failing "a polkit rule that says yes to the runner" "runner-run0"
+fi
 rm -f "$RULES/0-ajt-yes.rules"
 mv "$SETUP_RULE" /etc/polkit-1/ajt-setup.rules.saved
 on_exit "mv /etc/polkit-1/ajt-setup.rules.saved $SETUP_RULE"

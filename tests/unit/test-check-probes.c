@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "probes.h"
 #include "procnet.h"
+#include "sudo-list.h"
 
 START_TEST(test_plan_matches_table)
 {
@@ -206,12 +207,57 @@ START_TEST(test_unix_lines)
 }
 END_TEST
 
+#define H "/usr/local/libexec/agentic-job"
+#define HELPER_RULE                                                                                         \
+        "    (root) NOPASSWD: " H " helper ping, " H " helper kill-user, " H                                \
+        " helper proxy-log --from *, " H " helper enter --chdir *\n"
+
+/* What sudo -n -l leaves the runner: the helper's rule alone after the last deny of everything. */
+START_TEST(test_sudo_list)
+{
+        char why[320];
+
+        ck_assert(runner_sudo_list_locked("Matching Defaults entries for runner on h:\n    env_reset\n\n"
+                                          "User runner may run the following commands on h:\n"
+                                          "    (ALL) NOPASSWD: ALL\n"
+                                          "    (ALL : ALL) !ALL\n" HELPER_RULE,
+                                          H, why, sizeof(why)));
+        /* A grant read after the lock: sudo applies it. */
+        ck_assert(!runner_sudo_list_locked("User runner may run the following commands on h:\n"
+                                           "    (ALL : ALL) !ALL\n" HELPER_RULE "    (ALL) NOPASSWD: ALL\n",
+                                           H, why, sizeof(why)));
+        ck_assert_msg(strstr(why, "(ALL) NOPASSWD: ALL"), "%s", why);
+        /* A rule of the helper's line with another command slipped in. */
+        ck_assert(!runner_sudo_list_locked("User runner may run the following commands on h:\n"
+                                           "    (ALL : ALL) !ALL\n"
+                                           "    (root) NOPASSWD: " H " helper ping, /bin/sh\n",
+                                           H, why, sizeof(why)));
+        /* Another helper path, or one that only starts like it. */
+        ck_assert(!runner_sudo_list_locked("User runner may run the following commands on h:\n"
+                                           "    (ALL : ALL) !ALL\n"
+                                           "    (root) NOPASSWD: " H "x helper ping\n",
+                                           H, why, sizeof(why)));
+        /* No deny at all: the lock is not there. */
+        ck_assert(!runner_sudo_list_locked("User runner may run the following commands on h:\n" HELPER_RULE,
+                                           H, why, sizeof(why)));
+        ck_assert_msg(strstr(why, "!ALL"), "%s", why);
+        ck_assert(!runner_sudo_list_locked("Sorry, user runner may not run sudo on h.\n", H, why,
+                                           sizeof(why)));
+        /* As root, not the runner: a rule for another user than root. */
+        ck_assert(!runner_sudo_list_locked("User runner may run the following commands on h:\n"
+                                           "    (ALL : ALL) !ALL\n"
+                                           "    (ALL) NOPASSWD: " H " helper ping\n",
+                                           H, why, sizeof(why)));
+}
+END_TEST
+
 static Suite *probes_suite(void)
 {
         Suite *s = suite_create("check-probes");
         TCase *tc = tcase_create("probes");
 
         tcase_add_test(tc, test_plan_matches_table);
+        tcase_add_test(tc, test_sudo_list);
         tcase_add_test(tc, test_inside_args);
         tcase_add_test(tc, test_tcp_lines);
         tcase_add_test(tc, test_unix_lines);

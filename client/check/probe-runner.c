@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+#include "probe-runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "macro.h"
+#include "spawn.h"
+#include "sudo-list.h"
+
+#define TIMEOUT_PATH "/usr/bin/timeout"
+#define SUDO_PATH    "/usr/bin/sudo"
+#define RUN0_PATH    "/usr/bin/run0"
+#define PKEXEC_PATH  "/usr/bin/pkexec"
+#define SU_PATH      "/usr/bin/su"
+#define TRUE_PATH    "/bin/true"
+#define OUT_MAX      (64 * 1024)
+
+static long long now_ms(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* argv under timeout(1) (10 s: none of these waits for anyone), standard input /dev/null, no terminal:
+ * the exit status, its output and standard error in *ret_out. */
+static int attempt(char *const *argv, char **ret_out)
+{
+        char *line[16] = { (char *)TIMEOUT_PATH, (char *)"10" };
+        char *env[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C", NULL };
+        size_t k = 2;
+
+        for (; *argv && k + 1 < ELEMENTSOF(line); argv++)
+                line[k++] = *argv;
+        return spawn_wait(line, env, SPAWN_MERGE_STDERR, OUT_MAX, ret_out, NULL);
+}
+
+static const char *first_line_of(const char *s, char *buf, size_t size)
+{
+        size_t n = s ? strcspn(s, "\n") : 0;
+
+        (void)snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), s ? s : "");
+        return buf;
+}
+
+void probe_runner_lock(Report *rep, const Config *c)
+{
+        static const char *const names[] = { "runner-sudo-control", "runner-sudo",   "runner-sudo-list",
+                                             "runner-run0",         "runner-pkexec", "runner-su" };
+        char line[256];
+        long long t;
+        int r;
+
+        if (!c->lock_runner) {
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        report_add(rep, names[i], CHECK_NOTE, 0,
+                                   "[sandbox] lock-runner = false: the runner keeps its rights; not probed",
+                                   false);
+                return;
+        }
+
+        {
+                _cleanup_free_ char *out = NULL;
+                char *ping[] = { (char *)SUDO_PATH, (char *)"-n",   (char *)"--", (char *)HELPER_PATH,
+                                 (char *)"helper",  (char *)"ping", NULL };
+
+                t = now_ms();
+                r = attempt(ping, &out);
+                if (r != 0) {
+                        report_addf(rep, "runner-sudo-control", CHECK_FAIL, now_ms() - t, false,
+                                    "sudo -n %s helper ping: status %d: %s", HELPER_PATH, r,
+                                    first_line_of(out, line, sizeof(line)));
+                        report_add(rep, "runner-sudo", CHECK_NOTE, 0, "not probed: its control failed",
+                                   false);
+                        report_add(rep, "runner-sudo-list", CHECK_NOTE, 0, "not probed: its control failed",
+                                   false);
+                } else {
+                        _cleanup_free_ char *o2 = NULL, *o3 = NULL;
+                        char why[320];
+                        char *tru[] = { (char *)SUDO_PATH, (char *)"-n", (char *)"--", (char *)TRUE_PATH,
+                                        NULL };
+                        char *list[] = { (char *)SUDO_PATH, (char *)"-n", (char *)"-l", NULL };
+
+                        report_addf(rep, "runner-sudo-control", CHECK_OK, now_ms() - t, false,
+                                    "sudo runs the helper for the runner (helper ping)");
+                        t = now_ms();
+                        r = attempt(tru, &o2);
+                        report_addf(rep, "runner-sudo", r != 0 ? CHECK_OK : CHECK_FAIL, now_ms() - t, false,
+                                    r != 0 ? "sudo -n " TRUE_PATH " refused (status %d: %s)"
+                                           : "sudo -n " TRUE_PATH " ran as root (status %d%s)",
+                                    r, r != 0 ? first_line_of(o2, line, sizeof(line)) : "");
+                        t = now_ms();
+                        r = attempt(list, &o3);
+                        if (r != 0)
+                                report_addf(rep, "runner-sudo-list", CHECK_FAIL, now_ms() - t, false,
+                                            "sudo -n -l: status %d: %s", r,
+                                            first_line_of(o3, line, sizeof(line)));
+                        else if (!runner_sudo_list_locked(o3, HELPER_PATH, why, sizeof(why)))
+                                report_add(rep, "runner-sudo-list", CHECK_FAIL, now_ms() - t, why, false);
+                        else
+                                report_add(rep, "runner-sudo-list", CHECK_OK, now_ms() - t,
+                                           "after the lock's deny, sudo -l lists the helper's rule alone",
+                                           false);
+                }
+        }
+
+        {
+                const struct {
+                        const char *name, *path;
+                        char *argv[6];
+                } tries[] = {
+                        { "runner-run0",
+                          RUN0_PATH,
+                          { (char *)RUN0_PATH, (char *)"--no-ask-password", (char *)TRUE_PATH, NULL } },
+                        { "runner-pkexec",
+                          PKEXEC_PATH,
+                          { (char *)PKEXEC_PATH, (char *)"--disable-internal-agent", (char *)TRUE_PATH,
+                            NULL } },
+                        { "runner-su",
+                          SU_PATH,
+                          { (char *)SU_PATH, (char *)"-c", (char *)TRUE_PATH, (char *)"root", NULL } },
+                };
+
+                for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
+                        _cleanup_free_ char *out = NULL;
+
+                        t = now_ms();
+                        if (access(tries[i].path, X_OK) < 0) {
+                                report_addf(rep, tries[i].name, CHECK_NOTE, 0, false,
+                                            "%s is not installed: nothing to refuse", tries[i].path);
+                                continue;
+                        }
+                        r = attempt(tries[i].argv, &out);
+                        report_addf(rep, tries[i].name, r != 0 ? CHECK_OK : CHECK_FAIL, now_ms() - t, false,
+                                    r != 0 ? "%s refused the runner a command as root (status %d: %s)"
+                                           : "%s ran a command as root for the runner (status %d%s)",
+                                    tries[i].path, r, r != 0 ? first_line_of(out, line, sizeof(line)) : "");
+                }
+        }
+}
