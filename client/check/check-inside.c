@@ -36,6 +36,8 @@ static const char *const fixed_names[] = {
         "local-abstract-control",
         "local-abstract",
         "local-udp",
+        "cron",
+        "at",
 };
 
 static int number(const char *s, uint64_t max, unsigned long *ret)

@@ -261,6 +261,48 @@ static void control_metadata(Report *rep)
                             r);
 }
 
+/* The controls of cron and at: the runner asks them the same question, and is not refused (at with neither
+ * list admits root alone: then a note). */
+static void control_schedulers(Report *rep)
+{
+        static const struct {
+                const char *name, *program, *arg, *refusal, *allow, *deny;
+        } tries[] = {
+                { "cron-control", "/usr/bin/crontab", "-l", "not allowed to use this program",
+                  "/etc/cron.allow", "/etc/cron.deny" },
+                { "at-control", "/usr/bin/atq", NULL, "do not have permission to use", "/etc/at.allow",
+                  "/etc/at.deny" },
+        };
+        char *env[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C", NULL };
+
+        for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
+                char *argv[] = { (char *)tries[i].program, (char *)tries[i].arg, NULL };
+                _cleanup_free_ char *out = NULL;
+                long long t = now_ms();
+                int r;
+
+                if (access(tries[i].program, X_OK) < 0) {
+                        report_addf(rep, tries[i].name, CHECK_NOTE, 0, false, "%s is not installed",
+                                    tries[i].program);
+                        continue;
+                }
+                if (access(tries[i].allow, F_OK) < 0 && access(tries[i].deny, F_OK) < 0) {
+                        report_addf(rep, tries[i].name, CHECK_NOTE, 0, false,
+                                    "neither %s nor %s: it admits root alone", tries[i].allow,
+                                    tries[i].deny);
+                        continue;
+                }
+                r = spawn_wait(argv, env, SPAWN_MERGE_STDERR, 1024, &out, NULL);
+                if (r >= 0 && out && !strstr(out, tries[i].refusal))
+                        report_addf(rep, tries[i].name, CHECK_OK, now_ms() - t, false,
+                                    "%s answers the runner (status %d)", tries[i].program, r);
+                else
+                        report_addf(rep, tries[i].name, CHECK_FAIL, now_ms() - t, false,
+                                    "%s refused the runner too (status %d): the probe would prove nothing",
+                                    tries[i].program, r);
+        }
+}
+
 static int kill_user(Report *rep)
 {
         char line[256];
@@ -580,6 +622,7 @@ int sandbox_check_main(int argc, char **argv)
         control_metadata(rep);
         control_local_udp(rep, &plants);
         probe_runner_lock(rep, config);
+        control_schedulers(rep);
         r = kill_user(rep);
         if (r < 0) {
                 plants_done(&plants);

@@ -47,6 +47,8 @@ extern char **environ;
 #define SYSTEMD_RUN   "/usr/bin/systemd-run"
 #define PKCHECK       "/usr/bin/pkcheck"
 #define LOGINCTL      "/usr/bin/loginctl"
+#define CRONTAB       "/usr/bin/crontab"
+#define ATQ           "/usr/bin/atq"
 #define RUN0          "/usr/bin/run0"
 #define METADATA_URL  "http://169.254.169.254/"
 #define CURL          "/usr/bin/curl"
@@ -98,20 +100,23 @@ static _printf_(4, 5) void emit(const char *name, const char *result, long long 
  * signal N; killed after PROGRAM_MS), or -errno when it could not be started. */
 /* fork() and execve() rather than posix_spawn(): <spawn.h> is shadowed by the project's spawn.h. Only
  * async-signal-safe calls in the child, as a threaded parent requires. */
-static pid_t start(char *const *argv, char *const *env, int out_fd)
+static pid_t start(char *const *argv, char *const *env, int out_fd, bool merge)
 {
         pid_t pid = fork();
 
         if (pid != 0)
                 return pid;
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 || dup2(null, 2) < 0)
+        int err = merge && out_fd >= 0 ? out_fd : null;
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 || dup2(err, 2) < 0)
                 _exit(127);
         execve(argv[0], argv, env);
         _exit(127);
 }
 
-static int run(char *const *argv, char *const *env, char *out, size_t size)
+/* Runs argv, its standard output (and with merge its standard error) in out (NUL-terminated); the exit
+ * status, 128+N for signal N, killed after PROGRAM_MS. */
+static int run_capture(char *const *argv, char *const *env, char *out, size_t size, bool merge)
 {
         int pipefd[2] = { -1, -1 }, status, r;
         pid_t pid;
@@ -119,7 +124,7 @@ static int run(char *const *argv, char *const *env, char *out, size_t size)
 
         if (out && pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
-        pid = start(argv, env, pipefd[1]);
+        pid = start(argv, env, pipefd[1], merge);
         if (out)
                 close(pipefd[1]);
         if (pid < 0) {
@@ -162,6 +167,11 @@ static int run(char *const *argv, char *const *env, char *out, size_t size)
                 (void)nanosleep(&(struct timespec){ 0, 2 * 1000 * 1000 }, NULL);
         }
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run(char *const *argv, char *const *env, char *out, size_t size)
+{
+        return run_capture(argv, env, out, size, false);
 }
 
 /* ---- privilege ---- */
@@ -840,12 +850,50 @@ static void *probe_local_udp(void *unused)
         return NULL;
 }
 
+/* ---- schedulers ---- */
+
+/* A job of cron or at runs later, outside the run's end: the sandbox user asks each for its jobs (crontab
+ * -l, atq), which they refuse by their allow and deny lists before anything else; the runner's control is
+ * the runner side's. */
+static void *probe_schedulers(void *unused)
+{
+        static const struct {
+                const char *name, *program, *arg, *refusal;
+        } tries[] = {
+                { "cron", CRONTAB, "-l", "not allowed to use this program" },
+                { "at", ATQ, NULL, "do not have permission to use" },
+        };
+
+        (void)unused;
+        for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
+                char out[1024] = "";
+                long long t = now_ms();
+                int r;
+
+                if (access(tries[i].program, X_OK) < 0) {
+                        emit(tries[i].name, "note", t, "%s is not installed: nothing to schedule with",
+                             tries[i].program);
+                        continue;
+                }
+                r = run_capture((char *const[]){ (char *)tries[i].program, (char *)tries[i].arg, NULL },
+                                environ, out, sizeof(out), true);
+                out[strcspn(out, "\n")] = '\0';
+                if (strstr(out, tries[i].refusal))
+                        emit(tries[i].name, "ok", t, "%s refused the sandbox user: %s", tries[i].program,
+                             out);
+                else
+                        emit(tries[i].name, "fail", t, "%s answered the sandbox user (status %d): %s",
+                             tries[i].program, r, out[0] ? out : "nothing");
+        }
+        return NULL;
+}
+
 /* ---- the command ---- */
 
 static void *(*const probes[])(void *) = {
-        probe_groups,      probe_private_dirs, probe_state_write,    probe_user_manager,
-        probe_polkit,      probe_linger,       probe_run0,           probe_network,
-        probe_egress_post, probe_local_tcp,    probe_local_abstract, probe_local_udp,
+        probe_groups,         probe_private_dirs, probe_state_write, probe_user_manager, probe_polkit,
+        probe_linger,         probe_run0,         probe_network,     probe_egress_post,  probe_local_tcp,
+        probe_local_abstract, probe_local_udp,    probe_schedulers,
 };
 
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;

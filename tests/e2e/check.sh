@@ -113,7 +113,7 @@ PROBES=(private-dir-control metadata-control groups-control groups "private-dir:
         polkit-control polkit linger-control linger
         network-control metadata egress-post egress-direct
         local-tcp-control local-tcp local-abstract-control local-abstract local-udp-control local-udp
-        probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su)
+        probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su cron-control cron at-control at)
 # run0 where systemd has it (trixie); notes where it has not (bookworm). No pkexec in the test hosts.
 NOTES=2
 expect_contains "no pkexec: a note" "note [runner-pkexec] /usr/bin/pkexec is not installed" "$(cat "$work/out")"
@@ -154,6 +154,20 @@ printf '%s ALL=(root) NOPASSWD: /usr/bin/id\n' "$RUNNER" >/etc/sudoers.d/zzz-ajt
 chmod 0440 /etc/sudoers.d/zzz-ajt-grant
 expect_failing "one more command granted after the lock" "runner-sudo-list"
 rm -f /etc/sudoers.d/zzz-ajt-grant
+# cron and at: the sandbox user's line taken out of setup's deny lists. at's list is 0640 root:daemon, and
+# at, set-id daemon, cannot read it under the enter's no_new_privs: it then admits root alone. So for at
+# the list is also made readable by all, or its removal would change nothing.
+for list in cron at; do
+        cp -p "/etc/$list.deny" "$work/$list.deny"
+        on_exit "cp -p $work/$list.deny /etc/$list.deny"
+        grep -vx "$SANDBOX" "$work/$list.deny" >"/etc/$list.deny"
+        [ "$list" = at ] && chmod 0644 /etc/at.deny
+        expect_failing "the sandbox user out of /etc/$list.deny" "$list"
+        cp -p "$work/$list.deny" "/etc/$list.deny"
+done
+grep -vx "$SANDBOX" "$work/at.deny" >/etc/at.deny
+expect_failing "out of /etc/at.deny, which at cannot read under no_new_privs" ""
+cp -p "$work/at.deny" /etc/at.deny
 ROOT_HASH=$(getent shadow root | cut -d: -f2)
 passwd -q -d root
 on_exit "usermod -p '$ROOT_HASH' root"
