@@ -41,11 +41,10 @@ static int attempt(char *const *argv, char **ret_out)
         return spawn_wait(line, env, SPAWN_MERGE_STDERR, OUT_MAX, ret_out, NULL);
 }
 
+/* spawn_first_line() of what a program said, which may be nothing. */
 static const char *first_line_of(const char *s, char *buf, size_t size)
 {
-        size_t n = s ? strcspn(s, "\n") : 0;
-
-        (void)snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), s ? s : "");
+        spawn_first_line(s ? s : "", s ? strlen(s) : 0, buf, size);
         return buf;
 }
 
