@@ -309,7 +309,9 @@ expect_only_failing "a copy in /tmp" token-files
 expect_contains "... naming it" "the token is in /tmp/ajt-token-copy" "$(grep '^FAIL \[token-files\]' "$work/run.err")"
 rm -f /tmp/ajt-token-copy
 
-leak_profile ajt-argv 'read -r t; setsid sh -c "sleep 300; : $t" </dev/null >/dev/null 2>&1 &'
+# The login waits until the leak runs: between its fork and its exec the token is in no command line, and
+# the probes, right after the login, would race it.
+leak_profile ajt-argv 'read -r t; setsid sh -c "touch ${HOME}/.leak-argv; sleep 300; : $t" </dev/null >/dev/null 2>&1 & i=0; while [ ! -e ${HOME}/.leak-argv ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done'
 OUT=$RUNNER_HOME/leak-argv
 run_as_runner "$OUT" "$work/token" --profile ajt-argv --token-stdin "${AGENT_MARK[@]}"
 expect_only_failing "the token on a command line" token-processes
