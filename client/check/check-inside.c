@@ -17,6 +17,8 @@
 static const char *const fixed_names[] = {
         "groups-control",
         "groups",
+        "ptrace-scope-control",
+        "ptrace-scope",
         "state-write-control",
         "state-write",
         "user-manager-control",

@@ -39,6 +39,8 @@
 #include "macro.h"
 #include "probes.h"
 #include "procnet.h"
+#include "ptrace-scope.h"
+#include "read-file.h"
 
 extern char **environ;
 
@@ -220,6 +222,44 @@ static void *probe_groups(void *unused)
                 emit("groups", "fail", t, "in groups that are root by another name: %s", bad);
         else
                 emit("groups", "ok", t, "in no group that is root by another name");
+        return NULL;
+}
+
+/* Where Yama's scope is 0, any process of the sandbox user may trace any other of its own: whatever root
+ * starts as that user for a moment (a PAM helper, a set-id program's child) becomes the sandbox's. The
+ * control tells a kernel without Yama from a /proc/sys that cannot be read. */
+static void *probe_ptrace_scope(void *unused)
+{
+        _cleanup_free_ char *release = NULL;
+        long long t = now_ms();
+        unsigned scope = 0;
+        size_t size = 0;
+        int r;
+
+        (void)unused;
+        r = read_regular_nofollow(AT_FDCWD, "/proc/sys/kernel/osrelease", 256, &release, &size);
+        if (r < 0 || size == 0) {
+                emit("ptrace-scope-control", "fail", t, "cannot read /proc/sys/kernel/osrelease: %s",
+                     r < 0 ? strerror(-r) : "empty");
+                emit("ptrace-scope", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        release[strcspn(release, "\n")] = '\0';
+        emit("ptrace-scope-control", "ok", t, "kernel.osrelease reads %s", release);
+        t = now_ms();
+        r = ptrace_scope_read(YAMA_PTRACE_SCOPE_PATH, &scope);
+        if (r == -ENOENT)
+                emit("ptrace-scope", "note", t,
+                     "this kernel has no Yama (no %s): uids alone decide who may trace whom",
+                     YAMA_PTRACE_SCOPE_PATH);
+        else if (r < 0)
+                emit("ptrace-scope", "fail", t, "cannot read %s: %s", YAMA_PTRACE_SCOPE_PATH,
+                     r == -EINVAL ? "not a scope from 0 to 3" : strerror(-r));
+        else if (scope == 0)
+                emit("ptrace-scope", "fail", t,
+                     "kernel.yama.ptrace_scope is 0: any process of the sandbox user may trace any other");
+        else
+                emit("ptrace-scope", "ok", t, "kernel.yama.ptrace_scope is %u", scope);
         return NULL;
 }
 
@@ -891,9 +931,9 @@ static void *probe_schedulers(void *unused)
 /* ---- the command ---- */
 
 static void *(*const probes[])(void *) = {
-        probe_groups,         probe_private_dirs, probe_state_write, probe_user_manager, probe_polkit,
-        probe_linger,         probe_run0,         probe_network,     probe_egress_post,  probe_local_tcp,
-        probe_local_abstract, probe_local_udp,    probe_schedulers,
+        probe_groups,    probe_ptrace_scope,   probe_private_dirs, probe_state_write, probe_user_manager,
+        probe_polkit,    probe_linger,         probe_run0,         probe_network,     probe_egress_post,
+        probe_local_tcp, probe_local_abstract, probe_local_udp,    probe_schedulers,
 };
 
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;

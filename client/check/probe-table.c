@@ -13,6 +13,12 @@ const ProbeDef probe_table[] = {
           "membership of a group that is root by another name (gid 0, "
           "sudo, adm, disk, docker, ...)",
           "groups-control", "setup adds the sandbox user to none" },
+        { "ptrace-scope-control", "privilege", PROBE_SANDBOX,
+          "the sandbox user reads kernel.osrelease: /proc/sys is there to be read", NULL, NULL },
+        { "ptrace-scope", "privilege", PROBE_SANDBOX,
+          "kernel.yama.ptrace_scope 0: a process of the sandbox user may trace any other of its own, not "
+          "only its descendants (a note where the kernel has no Yama)",
+          "ptrace-scope-control", "setup raises 0 to 1" },
         { "private-dir-control", "files", PROBE_RUNNER, "the runner reads its own home", NULL, NULL },
         { "private-dir:", "files", PROBE_SANDBOX,
           "read or search the runner's home and each configured private directory", "private-dir-control",

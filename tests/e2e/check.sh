@@ -127,6 +127,15 @@ else
         expect_contains "no run0: a note of the runner's too" "note [runner-run0] /usr/bin/run0 is not installed" \
                 "$(cat "$work/out")"
 fi
+# Yama is the machine's kernel's: the test hosts share it.
+PROBES+=(ptrace-scope-control)
+YAMA=/proc/sys/kernel/yama/ptrace_scope
+if [ -e "$YAMA" ]; then
+        PROBES+=(ptrace-scope)
+else
+        NOTES=$((NOTES + 1))
+        expect_contains "no Yama: a note" "note [ptrace-scope] this kernel has no Yama (no $YAMA)" "$(cat "$work/out")"
+fi
 for p in "${PROBES[@]}"; do
         expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
 done
@@ -168,6 +177,16 @@ done
 grep -vx "$SANDBOX" "$work/at.deny" >/etc/at.deny
 expect_failing "out of /etc/at.deny, which at cannot read under no_new_privs" ""
 cp -p "$work/at.deny" /etc/at.deny
+# Yama's scope lowered to 0 (the machine's own setting: put back on exit, also on failure).
+if [ -e "$YAMA" ]; then
+        scope=$(cat "$YAMA")
+        on_exit "echo $scope >$YAMA"
+        echo 0 >"$YAMA"
+        expect_failing "kernel.yama.ptrace_scope 0" "ptrace-scope"
+        echo "$scope" >"$YAMA"
+else
+        echo "# no Yama in this kernel: ptrace-scope's removal cannot be shown here"
+fi
 ROOT_HASH=$(getent shadow root | cut -d: -f2)
 passwd -q -d root
 on_exit "usermod -p '$ROOT_HASH' root"

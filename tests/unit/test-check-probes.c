@@ -13,7 +13,12 @@
 #include "macro.h"
 #include "probes.h"
 #include "procnet.h"
+#include "ptrace-scope.h"
 #include "sudo-list.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 START_TEST(test_plan_matches_table)
 {
@@ -251,6 +256,45 @@ START_TEST(test_sudo_list)
 }
 END_TEST
 
+/* The scope as the kernel writes it, and what it never writes: the reader answers only for the former. */
+START_TEST(test_ptrace_scope)
+{
+        static const struct {
+                const char *text;
+                int r;
+                unsigned scope;
+        } cases[] = {
+                { "0\n", 0, 0 },        { "1\n", 0, 1 },        { "3\n", 0, 3 },
+                { "4\n", -EINVAL, 0 },  { "1", -EINVAL, 0 },    { "", -EINVAL, 0 },
+                { "01\n", -EINVAL, 0 }, { " 1\n", -EINVAL, 0 }, { "1\n\n", -EINVAL, 0 },
+        };
+        char dir[] = "/tmp/test-ptrace-scope.XXXXXX", path[64], link[64];
+        unsigned scope;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        (void)snprintf(path, sizeof(path), "%s/scope", dir);
+        (void)snprintf(link, sizeof(link), "%s/link", dir);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                FILE *f = fopen(path, "w");
+
+                ck_assert_ptr_nonnull(f);
+                fputs(cases[i].text, f);
+                fclose(f);
+                scope = 99;
+                ck_assert_int_eq(ptrace_scope_read(path, &scope), cases[i].r);
+                if (cases[i].r == 0)
+                        ck_assert_uint_eq(scope, cases[i].scope);
+        }
+        /* No Yama: no file. A link where the file should be is not followed. */
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(ptrace_scope_read(path, &scope), -ENOENT);
+        ck_assert_int_eq(symlink("/proc/sys/kernel/osrelease", link), 0);
+        ck_assert_int_eq(ptrace_scope_read(link, &scope), -ELOOP);
+        ck_assert_int_eq(unlink(link), 0);
+        ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 static Suite *probes_suite(void)
 {
         Suite *s = suite_create("check-probes");
@@ -258,6 +302,7 @@ static Suite *probes_suite(void)
 
         tcase_add_test(tc, test_plan_matches_table);
         tcase_add_test(tc, test_sudo_list);
+        tcase_add_test(tc, test_ptrace_scope);
         tcase_add_test(tc, test_inside_args);
         tcase_add_test(tc, test_tcp_lines);
         tcase_add_test(tc, test_unix_lines);
