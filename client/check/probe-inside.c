@@ -225,9 +225,10 @@ static void *probe_groups(void *unused)
         return NULL;
 }
 
-/* Where Yama's scope is 0, any process of the sandbox user may trace any other of its own: whatever root
- * starts as that user for a moment (a PAM helper, a set-id program's child) becomes the sandbox's. The
- * control tells a kernel without Yama from a /proc/sys that cannot be read. */
+/* Where Yama's scope is 0, a process of the sandbox user may trace any dumpable one of its own, not only
+ * its descendants: one a step left behind could take over what a later step runs as that user (this very
+ * side of the check, the exporter). The control tells a kernel without Yama from a /proc/sys that cannot
+ * be read. */
 static void *probe_ptrace_scope(void *unused)
 {
         _cleanup_free_ char *release = NULL;
