@@ -15,11 +15,11 @@
 #include "harden-walk.h"
 #include "macro.h"
 #include "mountinfo.h"
+#include "ptrace-scope.h"
 #include "setup-text.h"
 #include "setup.h"
 #include "spawn.h"
 
-#define YAMA_PTRACE_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
 #define PACKAGE_QUERY_MAX (4 * 1024 * 1024)
 
 static const char *const temporary_trees[] = { "/tmp", "/var/tmp", NULL };
@@ -254,21 +254,21 @@ int stage_setuid_owners(Setup *s, AjError *reterr)
 
 int stage_ptrace(Setup *s, AjError *reterr)
 {
-        _cleanup_close_ int fd = open(YAMA_PTRACE_SCOPE, O_RDWR | O_CLOEXEC);
+        _cleanup_close_ int fd = open(YAMA_PTRACE_SCOPE_PATH, O_RDWR | O_CLOEXEC);
         char value[8] = "";
         ssize_t n;
 
         if (fd < 0 && errno == ENOENT) {
-                setup_note("this kernel has no Yama (%s): nothing to raise", YAMA_PTRACE_SCOPE);
+                setup_note("this kernel has no Yama (%s): nothing to raise", YAMA_PTRACE_SCOPE_PATH);
                 return 0;
         }
         if (fd < 0 && s->dry_run)
-                fd = open(YAMA_PTRACE_SCOPE, O_RDONLY | O_CLOEXEC);
+                fd = open(YAMA_PTRACE_SCOPE_PATH, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return aj_error(reterr, errno, 0, 0, "%s: %s", YAMA_PTRACE_SCOPE, strerror(errno));
+                return aj_error(reterr, errno, 0, 0, "%s: %s", YAMA_PTRACE_SCOPE_PATH, strerror(errno));
         n = read(fd, value, sizeof(value) - 1);
         if (n <= 0)
-                return aj_error(reterr, n < 0 ? errno : EIO, 0, 0, "reading %s", YAMA_PTRACE_SCOPE);
+                return aj_error(reterr, n < 0 ? errno : EIO, 0, 0, "reading %s", YAMA_PTRACE_SCOPE_PATH);
         value[strcspn(value, "\n")] = '\0';
         if (strcmp(value, "0") != 0) {
                 setup_note("kernel.yama.ptrace_scope is %s already", value);
@@ -278,6 +278,7 @@ int stage_ptrace(Setup *s, AjError *reterr)
         if (s->dry_run)
                 return 0;
         if (pwrite(fd, "1\n", 2, 0) != 2)
-                return aj_error(reterr, errno, 0, 0, "writing %s: %s", YAMA_PTRACE_SCOPE, strerror(errno));
+                return aj_error(reterr, errno, 0, 0, "writing %s: %s", YAMA_PTRACE_SCOPE_PATH,
+                                strerror(errno));
         return 0;
 }
