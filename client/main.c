@@ -10,6 +10,7 @@
 #include "client.h"
 #include "egress-proxy.h"
 #include "macro.h"
+#include "probe-decoy.h"
 #include "run-inside.h"
 
 static void usage(FILE *f)
@@ -42,6 +43,7 @@ static const Command commands[] = {
         { { "sandbox", "check" }, sandbox_check_main, sandbox_check_options, false },
         /* The sandbox side of the check, run by the check through helper enter. */
         { { "sandbox", "probe-inside" }, sandbox_probe_inside_main, NULL, true },
+        { { "sandbox", "decoy" }, sandbox_decoy_main, NULL, true },
         { { "sandbox", "exec" }, sandbox_exec_main, sandbox_exec_options, false },
         { { "policy", "test" }, policy_test_main, policy_test_options, false },
         { { "run", NULL }, run_main, run_options, false },

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "macro.h"
 #include "parse.h"
 #include "probes.h"
@@ -17,8 +18,19 @@
 static const char *const fixed_names[] = {
         "groups-control",
         "groups",
+        "sudo-control",
+        "sudo",
         "ptrace-scope-control",
         "ptrace-scope",
+        "environ-runner",
+        "proc-mem",
+        "ptrace-runner",
+        "signal-runner",
+        "tiocsti",
+        "environ-sandbox-control",
+        "environ-canary",
+        "environ-job-variables",
+        "env-job-variables",
         "state-write-control",
         "state-write",
         "user-manager-control",
@@ -40,6 +52,7 @@ static const char *const fixed_names[] = {
         "local-udp",
         "cron",
         "at",
+        "service-control",
 };
 
 static int number(const char *s, uint64_t max, unsigned long *ret)
@@ -116,21 +129,54 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         a.allow_tcp[a.n_allow_tcp++] = (unsigned)v;
                 } else if (strcmp(o, "--allow-socket") == 0 && a.n_allow_socket < INSIDE_MAX_LIST) {
                         a.allow_socket[a.n_allow_socket++] = val;
+                } else if (strcmp(o, "--decoy") == 0 && a.decoy == 0) {
+                        if (number(val, INT32_MAX, &v) < 0 || v < 2)
+                                return aj_error(reterr, EINVAL, 0, 0, "--decoy: not a process id");
+                        a.decoy = (pid_t)v;
+                } else if (strcmp(o, "--decoy-tty") == 0 && !a.decoy_tty) {
+                        const char *n = val + strlen("/dev/pts/");
+                        if (strncmp(val, "/dev/pts/", strlen("/dev/pts/")) != 0 ||
+                            number(n, 1U << 20, &v) < 0)
+                                return aj_error(reterr, EINVAL, 0, 0, "--decoy-tty: not /dev/pts/N");
+                        a.decoy_tty = val;
+                } else if (strcmp(o, "--canary") == 0 && !a.canary) {
+                        if (strlen(val) != 32 || strspn(val, "0123456789abcdef") != 32)
+                                return aj_error(reterr, EINVAL, 0, 0, "--canary: not 32 hex digits");
+                        a.canary = val;
+                } else if (strcmp(o, "--secret") == 0 && a.n_secrets < ENVIRON_MAX_SECRETS) {
+                        if (environ_secret_parse(val, &a.secrets[a.n_secrets]) < 0)
+                                return aj_error(reterr, EINVAL, 0, 0, "--secret: not NAME=SIZE:SHA256");
+                        for (size_t k = 0; k < a.n_secrets; k++)
+                                if (strcmp(a.secrets[k].name, a.secrets[a.n_secrets].name) == 0)
+                                        return aj_error(reterr, EINVAL, 0, 0, "--secret: %s twice",
+                                                        a.secrets[k].name);
+                        a.n_secrets++;
+                } else if (strcmp(o, "--service") == 0 && a.n_service < INSIDE_MAX_LIST) {
+                        if (!unit_name_valid(val) || strlen(val) > 255)
+                                return aj_error(reterr, EINVAL, 0, 0, "--service: not a unit name");
+                        a.service[a.n_service++] = val;
+                } else if (strcmp(o, "--only") == 0 && a.n_only < INSIDE_MAX_LIST) {
+                        if (!probe_group_known(val))
+                                return aj_error(reterr, EINVAL, 0, 0, "--only: no group %s", val);
+                        a.only[a.n_only++] = val;
                 } else
                         return aj_error(reterr, EINVAL, 0, 0, "unknown, repeated or one too many: %s", o);
         }
         if (!have_proxy || !have_manager || !have_post || !have_tcp || !have_udp || !a.control_url ||
-            !a.abstract)
+            !a.abstract || !a.decoy || !a.decoy_tty || !a.canary)
                 return aj_error(reterr, EINVAL, 0, 0,
-                                "--proxy-port, --user-manager, --tcp-control, --control-url and --abstract "
-                                "are needed");
+                                "--proxy-port, --user-manager, --post, --tcp-control, --udp-target, "
+                                "--control-url, --abstract, --decoy, --decoy-tty and --canary are needed");
         *ret = a;
         return 0;
 }
 
-int inside_expected_names(char *const *dirs, size_t n, char ***ret_names)
+int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, size_t n_secrets,
+                          char *const *services, char ***ret_names)
 {
-        _cleanup_strv_free_ char **v = calloc(ELEMENTSOF(fixed_names) + n + 1, sizeof(char *));
+        size_t n_services = strv_length(services);
+        _cleanup_strv_free_ char **v =
+                calloc(ELEMENTSOF(fixed_names) + n + n_secrets + n_services + 1, sizeof(char *));
         size_t k = 0;
 
         if (!v)
@@ -140,6 +186,16 @@ int inside_expected_names(char *const *dirs, size_t n, char ***ret_names)
                         return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 if (asprintf(&v[k++], "private-dir:%s", dirs[i]) < 0) {
+                        v[k - 1] = NULL;
+                        return -ENOMEM;
+                }
+        for (size_t i = 0; i < n_secrets; i++)
+                if (asprintf(&v[k++], "oidc-value:%s", secrets[i]) < 0) {
+                        v[k - 1] = NULL;
+                        return -ENOMEM;
+                }
+        for (size_t i = 0; i < n_services; i++)
+                if (asprintf(&v[k++], "service:%s", services[i]) < 0) {
                         v[k - 1] = NULL;
                         return -ENOMEM;
                 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "environ-scan.h"
 #include "error.h"
 
 #define INSIDE_MAX_LIST 64
@@ -31,13 +32,25 @@ typedef struct InsideArgs {
         size_t n_allow_tcp;
         const char *allow_socket[INSIDE_MAX_LIST]; /* --allow-socket S, each */
         size_t n_allow_socket;
+        pid_t decoy;           /* --decoy PID: a process of the runner's */
+        const char *decoy_tty; /* --decoy-tty /dev/pts/N: its controlling terminal */
+        const char *canary;    /* --canary HEX: in the decoy's environment (32 hex digits) */
+        EnvironSecret secrets[ENVIRON_MAX_SECRETS]; /* --secret NAME=SIZE:SHA256, each */
+        size_t n_secrets;
+        const char *service[INSIDE_MAX_LIST]; /* --service UNIT, each: one of [sandbox] stop-services */
+        size_t n_service;
+        const char *only[INSIDE_MAX_LIST]; /* --only GROUP, each: the probes of these groups alone (the
+                                              removal tests run the side by hand); none: all */
+        size_t n_only;
 } InsideArgs;
 
 /* argv[0] is "probe-inside". Every option but the lists exactly once. -EINVAL with *reterr. */
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr);
 
-/* The names the sandbox side owes for private directories dirs (n of them), NULL-terminated, in
- * *ret_names (each owned). -ENOMEM. */
-int inside_expected_names(char *const *dirs, size_t n, char ***ret_names);
+/* The names the sandbox side owes for private directories dirs (n of them), the runner's values named
+ * secrets (n_secrets) and the units of services (NULL-terminated), NULL-terminated, in *ret_names (each
+ * owned). -ENOMEM. */
+int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, size_t n_secrets,
+                          char *const *services, char ***ret_names);
 
 int sandbox_probe_inside_main(int argc, char **argv);

@@ -32,8 +32,10 @@
 #include "client.h"
 #include "config.h"
 #include "egress-policy.h"
+#include "environ-scan.h"
 #include "helper-call.h"
 #include "macro.h"
+#include "probe-decoy.h"
 #include "probe-runner.h"
 #include "probes.h"
 #include "read-file.h"
@@ -317,6 +319,39 @@ static int kill_user(Report *rep)
         return 0;
 }
 
+/* The job's OIDC request values, if it has them: the sandbox side gets their lengths and digests to look
+ * for, never the values. */
+static void control_oidc(Report *rep, char (*secrets)[ENVIRON_SECRET_ARG_MAX], char **names, size_t *n)
+{
+        static const char *const vars[] = { "ACTIONS_ID_TOKEN_REQUEST_URL",
+                                            "ACTIONS_ID_TOKEN_REQUEST_TOKEN" };
+        const char *missing = NULL;
+
+        *n = 0;
+        for (size_t i = 0; i < ELEMENTSOF(vars); i++) {
+                const char *v = getenv(vars[i]);
+
+                if (v && v[0] && environ_secret_format(vars[i], v, secrets[*n], ENVIRON_SECRET_ARG_MAX) == 0)
+                        names[(*n)++] = (char *)vars[i];
+                else
+                        missing = vars[i];
+        }
+        if (*n == ELEMENTSOF(vars))
+                report_add(rep, "oidc-control", CHECK_OK, 0,
+                           "the check has ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN: the sandbox side looks "
+                           "for them by length and SHA-256",
+                           false);
+        else if (*n == 0)
+                report_add(
+                        rep, "oidc-control", CHECK_NOTE, 0,
+                        "no ACTIONS_ID_TOKEN_REQUEST_URL nor _TOKEN here (a job without id-token: write): "
+                        "no oidc-value probe",
+                        false);
+        else
+                report_addf(rep, "oidc-control", CHECK_NOTE, 0, false,
+                            "no %s (or not one to look for): the other is probed alone", missing);
+}
+
 /* ---- the sandbox side ---- */
 
 typedef struct Inside {
@@ -330,12 +365,13 @@ static void on_line(const CheckLine *l, void *userdata)
         report_add(in->rep, l->name, l->status, l->ms, l->detail, true);
 }
 
-static int run_inside(Report *rep, const Config *c, const char *home, const Plants *p, char *const *dirs,
-                      size_t n_dirs, char *const *expected, const char *post)
+static int run_inside(Report *rep, const Config *c, const char *home, const Plants *p, const Decoy *decoy,
+                      char *const *dirs, size_t n_dirs, char (*secrets)[ENVIRON_SECRET_ARG_MAX],
+                      size_t n_secrets, char *const *expected, const char *post)
 {
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ bool *seen = NULL;
-        char tcp[8], udp[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
+        char tcp[8], udp[8], pid[16], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
         Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         int status = -1, r;
         size_t k = 0, n_err = 0, n_expected = strv_length(expected);
@@ -345,7 +381,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         AjError e = {};
         bool broken = false;
 
-        argv = calloc(26 + 2 * (n_dirs + c->n_check_allow_tcp_ports + strv_length(c->check_allow_sockets)),
+        argv = calloc(32 + 2 * (n_dirs + n_secrets + c->n_check_allow_tcp_ports +
+                                strv_length(c->check_allow_sockets) + strv_length(c->stop_services)),
                       sizeof(char *));
         seen = calloc(n_expected + 1, sizeof(bool));
         if (!argv || !seen)
@@ -368,6 +405,21 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         argv[k++] = udp;
         argv[k++] = (char *)"--abstract";
         argv[k++] = (char *)p->abstract_name;
+        (void)snprintf(pid, sizeof(pid), "%d", (int)decoy->pid);
+        argv[k++] = (char *)"--decoy";
+        argv[k++] = pid;
+        argv[k++] = (char *)"--decoy-tty";
+        argv[k++] = (char *)decoy->tty;
+        argv[k++] = (char *)"--canary";
+        argv[k++] = (char *)decoy->canary;
+        for (size_t i = 0; i < n_secrets; i++) {
+                argv[k++] = (char *)"--secret";
+                argv[k++] = secrets[i];
+        }
+        for (char **u = c->stop_services; *u; u++) {
+                argv[k++] = (char *)"--service";
+                argv[k++] = *u;
+        }
         for (size_t i = 0; i < n_dirs; i++) {
                 argv[k++] = (char *)"--private";
                 argv[k++] = dirs[i];
@@ -484,6 +536,9 @@ int sandbox_check_main(int argc, char **argv)
         _cleanup_free_ char *config_data = NULL, *policy_data = NULL, *home = NULL, *runner_home = NULL;
         _cleanup_strv_free_ char **dirs = NULL, **expected = NULL;
         _cleanup_(report_freep) Report *rep = NULL;
+        _cleanup_(decoy_stop) Decoy decoy = DECOY_NULL;
+        char secrets[2][ENVIRON_SECRET_ARG_MAX], *secret_names[2];
+        size_t n_secrets = 0;
         bool record = false, unless_passed = false, json = false;
         size_t config_size = 0, policy_size = 0, n_dirs = 0;
         Plants plants = {
@@ -610,13 +665,20 @@ int sandbox_check_main(int argc, char **argv)
         for (size_t i = 0; i < n_dirs; i++)
                 if (!dirs[i])
                         return fail_run("out of memory");
-        if (inside_expected_names(dirs, n_dirs, &expected) < 0)
+        control_oidc(rep, secrets, secret_names, &n_secrets);
+        if (inside_expected_names(dirs, n_dirs, secret_names, n_secrets, config->stop_services, &expected) <
+            0)
                 return fail_run("out of memory");
 
         r = plants_make(&plants);
         if (r < 0) {
                 plants_done(&plants);
                 return fail_run("cannot plant the probes' targets: %s", strerror(-r));
+        }
+        r = decoy_start(&decoy);
+        if (r < 0) {
+                plants_done(&plants);
+                return fail_run("cannot start the runner's decoy: %s", strerror(-r));
         }
         control_private_dir(rep, runner_home);
         control_metadata(rep);
@@ -628,12 +690,14 @@ int sandbox_check_main(int argc, char **argv)
                 plants_done(&plants);
                 return CLIENT_EXIT_USAGE;
         }
-        r = run_inside(rep, config, home, &plants, dirs, n_dirs, expected, post);
+        r = run_inside(rep, config, home, &plants, &decoy, dirs, n_dirs, secrets, n_secrets, expected, post);
         if (r < 0) {
                 plants_done(&plants);
                 return fail_run("cannot run the sandbox side: %s", strerror(-r));
         }
         plants_done(&plants);
+        control_decoy(rep, &decoy);
+        decoy_stop(&decoy);
 
         if (record && report_failed(rep) == 0) {
                 char why[256];

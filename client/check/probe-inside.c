@@ -37,6 +37,8 @@
 #include "config.h"
 #include "egress-policy.h"
 #include "macro.h"
+#include "probe-emit.h"
+#include "probe-processes.h"
 #include "probes.h"
 #include "procnet.h"
 #include "ptrace-scope.h"
@@ -52,6 +54,8 @@ extern char **environ;
 #define CRONTAB       "/usr/bin/crontab"
 #define ATQ           "/usr/bin/atq"
 #define RUN0          "/usr/bin/run0"
+#define SUDO          "/usr/bin/sudo"
+#define SYSTEMCTL     "/usr/bin/systemctl"
 #define METADATA_URL  "http://169.254.169.254/"
 #define CURL          "/usr/bin/curl"
 #define PROGRAM_MS    10000 /* any program a probe runs */
@@ -59,43 +63,8 @@ extern char **environ;
 #define ALL_MS        45000 /* every probe */
 #define MAX_LISTENERS 1024
 
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static InsideArgs args_storage;
 static const InsideArgs *const args = &args_storage;
-
-static long long now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* One result line. The detail is escaped here already, so that it is ASCII (jansson wants UTF-8). */
-static _printf_(4, 5) void emit(const char *name, const char *result, long long start, const char *fmt, ...)
-{
-        char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];
-        json_t *o;
-        char *s;
-        va_list ap;
-
-        va_start(ap, fmt);
-        (void)vsnprintf(raw, sizeof(raw), fmt, ap);
-        va_end(ap);
-        check_escape(raw, detail, sizeof(detail));
-        o = json_pack("{s:s, s:s, s:s, s:I}", "name", name, "result", result, "detail", detail, "ms",
-                      (json_int_t)(now_ms() - start));
-        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        pthread_mutex_lock(&out_lock);
-        if (s) {
-                fputs(s, stdout);
-                fputc('\n', stdout);
-                fflush(stdout);
-        }
-        pthread_mutex_unlock(&out_lock);
-        free(s);
-        json_decref(o);
-}
 
 /* Runs argv with our environment, standard input from /dev/null, standard error discarded, standard
  * output captured (at most size - 1 bytes) when out is not NULL. Returns the exit status (128+N for
@@ -122,7 +91,7 @@ static int run_capture(char *const *argv, char *const *env, char *out, size_t si
 {
         int pipefd[2] = { -1, -1 }, status, r;
         pid_t pid;
-        long long deadline = now_ms() + PROGRAM_MS;
+        long long deadline = probe_now_ms() + PROGRAM_MS;
 
         if (out && pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
@@ -140,7 +109,7 @@ static int run_capture(char *const *argv, char *const *env, char *out, size_t si
 
                 for (;;) {
                         struct pollfd p = { pipefd[0], POLLIN, 0 };
-                        long long left = deadline - now_ms();
+                        long long left = deadline - probe_now_ms();
                         char buf[512];
                         ssize_t k;
 
@@ -161,7 +130,7 @@ static int run_capture(char *const *argv, char *const *env, char *out, size_t si
                         break;
                 if (r < 0 && errno != EINTR)
                         return -errno;
-                if (now_ms() > deadline) {
+                if (probe_now_ms() > deadline) {
                         (void)kill(pid, SIGKILL);
                         (void)waitpid(pid, &status, 0);
                         return 128 + SIGKILL;
@@ -182,14 +151,14 @@ static void *probe_groups(void *unused)
 {
         gid_t gids[1025];
         char named[CHECK_DETAIL_MAX] = "", bad[CHECK_DETAIL_MAX] = "";
-        long long t = now_ms();
+        long long t = probe_now_ms();
         int n, resolved = 0;
 
         (void)unused;
         n = getgroups(1024, gids);
         if (n < 0) {
-                emit("groups-control", "fail", t, "getgroups: %s", strerror(errno));
-                emit("groups", "note", t, "not probed: its control failed");
+                probe_emit("groups-control", "fail", t, "getgroups: %s", strerror(errno));
+                probe_emit("groups", "note", t, "not probed: its control failed");
                 return NULL;
         }
         gids[n++] = getgid();
@@ -213,15 +182,15 @@ static void *probe_groups(void *unused)
                 }
         }
         if (resolved == 0) {
-                emit("groups-control", "fail", t, "none of the groups has a name: %s", named);
-                emit("groups", "note", t, "not probed: its control failed");
+                probe_emit("groups-control", "fail", t, "none of the groups has a name: %s", named);
+                probe_emit("groups", "note", t, "not probed: its control failed");
                 return NULL;
         }
-        emit("groups-control", "ok", t, "groups: %s", named);
+        probe_emit("groups-control", "ok", t, "groups: %s", named);
         if (bad[0])
-                emit("groups", "fail", t, "in groups that are root by another name: %s", bad);
+                probe_emit("groups", "fail", t, "in groups that are root by another name: %s", bad);
         else
-                emit("groups", "ok", t, "in no group that is root by another name");
+                probe_emit("groups", "ok", t, "in no group that is root by another name");
         return NULL;
 }
 
@@ -232,7 +201,7 @@ static void *probe_groups(void *unused)
 static void *probe_ptrace_scope(void *unused)
 {
         _cleanup_free_ char *release = NULL;
-        long long t = now_ms();
+        long long t = probe_now_ms();
         unsigned scope = 0;
         size_t size = 0;
         int r;
@@ -240,27 +209,28 @@ static void *probe_ptrace_scope(void *unused)
         (void)unused;
         r = read_regular_nofollow(AT_FDCWD, "/proc/sys/kernel/osrelease", 256, &release, &size);
         if (r < 0 || size == 0) {
-                emit("ptrace-scope-control", "fail", t, "cannot read /proc/sys/kernel/osrelease: %s",
-                     r < 0 ? strerror(-r) : "empty");
-                emit("ptrace-scope", "note", t, "not probed: its control failed");
+                probe_emit("ptrace-scope-control", "fail", t, "cannot read /proc/sys/kernel/osrelease: %s",
+                           r < 0 ? strerror(-r) : "empty");
+                probe_emit("ptrace-scope", "note", t, "not probed: its control failed");
                 return NULL;
         }
         release[strcspn(release, "\n")] = '\0';
-        emit("ptrace-scope-control", "ok", t, "kernel.osrelease reads %s", release);
-        t = now_ms();
+        probe_emit("ptrace-scope-control", "ok", t, "kernel.osrelease reads %s", release);
+        t = probe_now_ms();
         r = ptrace_scope_read(YAMA_PTRACE_SCOPE_PATH, &scope);
         if (r == -ENOENT)
-                emit("ptrace-scope", "note", t,
-                     "this kernel has no Yama (no %s): uids alone decide who may trace whom",
-                     YAMA_PTRACE_SCOPE_PATH);
+                probe_emit("ptrace-scope", "note", t,
+                           "this kernel has no Yama (no %s): uids alone decide who may trace whom",
+                           YAMA_PTRACE_SCOPE_PATH);
         else if (r < 0)
-                emit("ptrace-scope", "fail", t, "cannot read %s: %s", YAMA_PTRACE_SCOPE_PATH,
-                     r == -EINVAL ? "not a scope from 0 to 3" : strerror(-r));
+                probe_emit("ptrace-scope", "fail", t, "cannot read %s: %s", YAMA_PTRACE_SCOPE_PATH,
+                           r == -EINVAL ? "not a scope from 0 to 3" : strerror(-r));
         else if (scope == 0)
-                emit("ptrace-scope", "fail", t,
-                     "kernel.yama.ptrace_scope is 0: any process of the sandbox user may trace any other");
+                probe_emit("ptrace-scope", "fail", t,
+                           "kernel.yama.ptrace_scope is 0: any process of the sandbox user may trace any "
+                           "other");
         else
-                emit("ptrace-scope", "ok", t, "kernel.yama.ptrace_scope is %u", scope);
+                probe_emit("ptrace-scope", "ok", t, "kernel.yama.ptrace_scope is %u", scope);
         return NULL;
 }
 
@@ -272,25 +242,26 @@ static void *probe_private_dirs(void *unused)
         for (size_t i = 0; i < args->n_private; i++) {
                 const char *d = args->private[i];
                 char name[CHECK_NAME_MAX];
-                long long t = now_ms();
+                long long t = probe_now_ms();
                 struct stat st;
                 bool r, x;
 
                 (void)snprintf(name, sizeof(name), "private-dir:%s", d);
                 if (lstat(d, &st) < 0) {
-                        emit(name, "note", t, "%s: %s: not probed", d, strerror(errno));
+                        probe_emit(name, "note", t, "%s: %s: not probed", d, strerror(errno));
                         continue;
                 }
                 r = faccessat(AT_FDCWD, d, R_OK, AT_EACCESS) == 0;
                 x = faccessat(AT_FDCWD, d, X_OK, AT_EACCESS) == 0;
                 if (r || x)
-                        emit(name, "fail", t, "%s is %s by the sandbox user (mode %04o)", d,
-                             r && x ? "readable and searchable"
-                             : r    ? "readable"
-                                    : "searchable",
-                             (unsigned)(st.st_mode & 07777));
+                        probe_emit(name, "fail", t, "%s is %s by the sandbox user (mode %04o)", d,
+                                   r && x ? "readable and searchable"
+                                   : r    ? "readable"
+                                          : "searchable",
+                                   (unsigned)(st.st_mode & 07777));
                 else
-                        emit(name, "ok", t, "%s is closed (mode %04o)", d, (unsigned)(st.st_mode & 07777));
+                        probe_emit(name, "ok", t, "%s is closed (mode %04o)", d,
+                                   (unsigned)(st.st_mode & 07777));
         }
         return NULL;
 }
@@ -300,7 +271,7 @@ static void *probe_private_dirs(void *unused)
 static void *probe_user_manager(void *unused)
 {
         char runtime[64], xdg[96];
-        long long t = now_ms();
+        long long t = probe_now_ms();
         size_t n = 0;
         char *env[64];
         int r;
@@ -309,20 +280,22 @@ static void *probe_user_manager(void *unused)
         (void)snprintf(runtime, sizeof(runtime), "/run/user/%u", (unsigned)getuid());
         (void)snprintf(xdg, sizeof(xdg), "XDG_RUNTIME_DIR=%s", runtime);
         if (access("/run/systemd/system", F_OK) < 0) {
-                emit("user-manager-control", "note", t, "systemd is not running: there is no user manager");
-                emit("user-manager", "note", t, "not probed: systemd is not running");
+                probe_emit("user-manager-control", "note", t,
+                           "systemd is not running: there is no user manager");
+                probe_emit("user-manager", "note", t, "not probed: systemd is not running");
                 return NULL;
         }
         if (access(SYSTEMD_RUN, X_OK) < 0) {
-                emit("user-manager-control", "fail", t, "no " SYSTEMD_RUN);
-                emit("user-manager", "note", t, "not probed: its control failed");
+                probe_emit("user-manager-control", "fail", t, "no " SYSTEMD_RUN);
+                probe_emit("user-manager", "note", t, "not probed: its control failed");
                 return NULL;
         }
-        emit("user-manager-control", "ok", t, "systemd runs and %s is there", SYSTEMD_RUN);
-        t = now_ms();
+        probe_emit("user-manager-control", "ok", t, "systemd runs and %s is there", SYSTEMD_RUN);
+        t = probe_now_ms();
         if (args->user_manager_kept) {
-                emit("user-manager", "note", t,
-                     "not probed: [sandbox] user-manager = true keeps the sandbox user's user manager");
+                probe_emit(
+                        "user-manager", "note", t,
+                        "not probed: [sandbox] user-manager = true keeps the sandbox user's user manager");
                 return NULL;
         }
         for (char **e = environ; *e && n < ELEMENTSOF(env) - 2; e++)
@@ -334,10 +307,11 @@ static void *probe_user_manager(void *unused)
                                  (char *)"--collect", (char *)"/bin/true", NULL },
                 env, NULL, 0);
         if (r == 0)
-                emit("user-manager", "fail", t,
-                     "systemd-run --user started a unit: the sandbox user has a user manager");
+                probe_emit("user-manager", "fail", t,
+                           "systemd-run --user started a unit: the sandbox user has a user manager");
         else
-                emit("user-manager", "ok", t, "systemd-run --user refused (status %d): no user manager", r);
+                probe_emit("user-manager", "ok", t,
+                           "systemd-run --user refused (status %d): no user manager", r);
         return NULL;
 }
 
@@ -348,13 +322,13 @@ static void *probe_user_manager(void *unused)
 static void *probe_polkit(void *unused)
 {
         char pid[32];
-        long long t = now_ms();
+        long long t = probe_now_ms();
         int r;
 
         (void)unused;
         if (access(PKCHECK, X_OK) < 0) {
-                emit("polkit-control", "note", t, "no " PKCHECK ": polkit is not installed");
-                emit("polkit", "note", t, "not probed: polkit is not installed");
+                probe_emit("polkit-control", "note", t, "no " PKCHECK ": polkit is not installed");
+                probe_emit("polkit", "note", t, "not probed: polkit is not installed");
                 return NULL;
         }
         (void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -363,46 +337,47 @@ static void *probe_polkit(void *unused)
                                  NULL },
                 environ, NULL, 0);
         if (r < 0 || r > 3) {
-                emit("polkit-control", "fail", t, "pkcheck got no answer from polkitd (status %d)", r);
-                emit("polkit", "note", t, "not probed: its control failed");
+                probe_emit("polkit-control", "fail", t, "pkcheck got no answer from polkitd (status %d)", r);
+                probe_emit("polkit", "note", t, "not probed: its control failed");
                 return NULL;
         }
-        emit("polkit-control", "ok", t, "polkitd answered pkcheck (status %d)", r);
+        probe_emit("polkit-control", "ok", t, "polkitd answered pkcheck (status %d)", r);
         if (r == 0)
-                emit("polkit", "fail", t,
-                     "polkit authorizes the sandbox user to manage the machine's units");
+                probe_emit("polkit", "fail", t,
+                           "polkit authorizes the sandbox user to manage the machine's units");
         else if (r == 1)
-                emit("polkit", "ok", t, "polkit refuses the sandbox user to manage the machine's units");
+                probe_emit("polkit", "ok", t,
+                           "polkit refuses the sandbox user to manage the machine's units");
         else
-                emit("polkit", "fail", t,
-                     "polkit would let an administrator authorize it (status %d): no rule refuses the "
-                     "sandbox "
-                     "user",
-                     r);
+                probe_emit("polkit", "fail", t,
+                           "polkit would let an administrator authorize it (status %d): no rule refuses the "
+                           "sandbox "
+                           "user",
+                           r);
         return NULL;
 }
 
 /* Lingering keeps a user's manager, and what it started, after the user's last session. */
 static void *probe_linger(void *unused)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         int r;
 
         (void)unused;
         if (access("/run/systemd/system", F_OK) < 0 || access(LOGINCTL, X_OK) < 0) {
-                emit("linger-control", "note", t, "systemd-logind is not running here");
-                emit("linger", "note", t, "not probed: there is no logind");
+                probe_emit("linger-control", "note", t, "systemd-logind is not running here");
+                probe_emit("linger", "note", t, "not probed: there is no logind");
                 return NULL;
         }
         r = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-legend", (char *)"list-users", NULL },
                 environ, NULL, 0);
         if (r != 0) {
-                emit("linger-control", "fail", t, "loginctl list-users failed (status %d)", r);
-                emit("linger", "note", t, "not probed: its control failed");
+                probe_emit("linger-control", "fail", t, "loginctl list-users failed (status %d)", r);
+                probe_emit("linger", "note", t, "not probed: its control failed");
                 return NULL;
         }
-        emit("linger-control", "ok", t, "logind answers loginctl");
-        t = now_ms();
+        probe_emit("linger-control", "ok", t, "logind answers loginctl");
+        t = probe_now_ms();
         r = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password", (char *)"enable-linger",
                                  NULL },
                 environ, NULL, 0);
@@ -411,9 +386,9 @@ static void *probe_linger(void *unused)
                 int undo = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password",
                                                 (char *)"disable-linger", NULL },
                                environ, NULL, 0);
-                emit("linger", "fail", t, "loginctl enable-linger worked (undone: status %d)", undo);
+                probe_emit("linger", "fail", t, "loginctl enable-linger worked (undone: status %d)", undo);
         } else
-                emit("linger", "ok", t, "loginctl enable-linger refused (status %d)", r);
+                probe_emit("linger", "ok", t, "loginctl enable-linger refused (status %d)", r);
         return NULL;
 }
 
@@ -421,29 +396,63 @@ static void *probe_linger(void *unused)
  * not stop it; only polkit's answer does. */
 static void *probe_run0(void *unused)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         int r;
 
         (void)unused;
         if (access(RUN0, X_OK) < 0) {
-                emit("run0-control", "note", t, "no " RUN0 " (systemd 256 or newer has it)");
-                emit("run0", "note", t, "not probed: there is no run0");
+                probe_emit("run0-control", "note", t, "no " RUN0 " (systemd 256 or newer has it)");
+                probe_emit("run0", "note", t, "not probed: there is no run0");
                 return NULL;
         }
         r = run((char *const[]){ (char *)RUN0, (char *)"--version", NULL }, environ, NULL, 0);
         if (r != 0) {
-                emit("run0-control", "fail", t, "run0 --version failed (status %d)", r);
-                emit("run0", "note", t, "not probed: its control failed");
+                probe_emit("run0-control", "fail", t, "run0 --version failed (status %d)", r);
+                probe_emit("run0", "note", t, "not probed: its control failed");
                 return NULL;
         }
-        emit("run0-control", "ok", t, "run0 runs");
-        t = now_ms();
+        probe_emit("run0-control", "ok", t, "run0 runs");
+        t = probe_now_ms();
         r = run((char *const[]){ (char *)RUN0, (char *)"--no-ask-password", (char *)"/bin/true", NULL },
                 environ, NULL, 0);
         if (r == 0)
-                emit("run0", "fail", t, "run0 ran a command as root for the sandbox user");
+                probe_emit("run0", "fail", t, "run0 ran a command as root for the sandbox user");
         else
-                emit("run0", "ok", t, "run0 refused (status %d)", r);
+                probe_emit("run0", "ok", t, "run0 refused (status %d)", r);
+        return NULL;
+}
+
+/* sudo is set-uid root: under enter's no_new_privs its bit does nothing, so it cannot become root to read
+ * a rule at all. The control makes sure there is a set-uid sudo to try, so a missing one never passes. */
+static void *probe_sudo(void *unused)
+{
+        char out[256];
+        struct stat st;
+        long long t = probe_now_ms();
+        int r;
+
+        (void)unused;
+        if (stat(SUDO, &st) < 0) {
+                probe_emit("sudo-control", "note", t, SUDO ": %s: sudo is not installed", strerror(errno));
+                probe_emit("sudo", "note", t, "not probed: there is no sudo");
+                return NULL;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || !(st.st_mode & S_ISUID)) {
+                probe_emit("sudo-control", "fail", t, SUDO " is not a set-uid program of root's (mode %04o)",
+                           (unsigned)(st.st_mode & 07777));
+                probe_emit("sudo", "note", t, "not probed: its control failed");
+                return NULL;
+        }
+        probe_emit("sudo-control", "ok", t, SUDO " is set-uid root (mode %04o)",
+                   (unsigned)(st.st_mode & 07777));
+        t = probe_now_ms();
+        r = run_capture((char *const[]){ (char *)SUDO, (char *)"-n", (char *)"/bin/true", NULL }, environ,
+                        out, sizeof(out), true);
+        out[strcspn(out, "\n")] = '\0';
+        if (r == 0)
+                probe_emit("sudo", "fail", t, "sudo ran a command as root for the sandbox user");
+        else
+                probe_emit("sudo", "ok", t, "sudo refused (status %d): %s", r, out);
         return NULL;
 }
 
@@ -462,17 +471,19 @@ static void *probe_state_write(void *unused)
         };
         char list[CHECK_DETAIL_MAX] = "", buf[4096];
         struct passwd pw, *res = NULL;
-        long long t = now_ms();
+        long long t = probe_now_ms();
         unsigned n = 0;
 
         (void)unused;
         if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || !res ||
             faccessat(AT_FDCWD, res->pw_dir, W_OK, AT_EACCESS) < 0)
-                emit("state-write-control", "fail", t, "the sandbox user cannot write its own home (%s)",
-                     res ? res->pw_dir : "no user entry");
+                probe_emit("state-write-control", "fail", t,
+                           "the sandbox user cannot write its own home (%s)",
+                           res ? res->pw_dir : "no user entry");
         else
-                emit("state-write-control", "ok", t, "the sandbox user may write its home %s", res->pw_dir);
-        t = now_ms();
+                probe_emit("state-write-control", "ok", t, "the sandbox user may write its home %s",
+                           res->pw_dir);
+        t = probe_now_ms();
         for (size_t i = 0; i < ELEMENTSOF(state); i++) {
                 size_t l;
 
@@ -485,9 +496,10 @@ static void *probe_state_write(void *unused)
                 (void)snprintf(list + l, sizeof(list) - l, "%s%s", l ? " " : "", state[i]);
         }
         if (list[0])
-                emit("state-write", "fail", t, "the sandbox user may write %s", list);
+                probe_emit("state-write", "fail", t, "the sandbox user may write %s", list);
         else
-                emit("state-write", "ok", t, "none of %u files and directories of root's is writable", n);
+                probe_emit("state-write", "ok", t, "none of %u files and directories of root's is writable",
+                           n);
         return NULL;
 }
 
@@ -550,7 +562,7 @@ static void *probe_egress_post(void *unused)
                          (char *)"agentic-job-check",
                          (char *)args->control_url,
                          NULL };
-        long long t = now_ms();
+        long long t = probe_now_ms();
         char out[4096] = "";
         unsigned status;
         bool denied;
@@ -558,71 +570,71 @@ static void *probe_egress_post(void *unused)
 
         (void)unused;
         if (args->post == INSIDE_POST_NONE) {
-                emit("egress-post", "note", t, "[egress] proxy = false: no proxy to refuse a write");
+                probe_emit("egress-post", "note", t, "[egress] proxy = false: no proxy to refuse a write");
                 return NULL;
         }
         if (args->post == INSIDE_POST_ADMITTED) {
-                emit("egress-post", "note", t, "not probed: the egress policy admits a POST to %s",
-                     args->control_url);
+                probe_emit("egress-post", "note", t, "not probed: the egress policy admits a POST to %s",
+                           args->control_url);
                 return NULL;
         }
         r = run(argv, environ, out, sizeof(out));
         if (r < 0 || r == 127) {
-                emit("egress-post", "note", t, "not probed: cannot run " CURL);
+                probe_emit("egress-post", "note", t, "not probed: cannot run " CURL);
                 return NULL;
         }
         last_response(out, &status, &denied);
         if (status == 403 && denied)
-                emit("egress-post", "ok", t, "POST %s refused by the proxy (403, X-Egress-Denied)",
-                     args->control_url);
+                probe_emit("egress-post", "ok", t, "POST %s refused by the proxy (403, X-Egress-Denied)",
+                           args->control_url);
         else
-                emit("egress-post", "fail", t,
-                     "POST %s, which the policy refuses: HTTP %u%s (curl status %d)", args->control_url,
-                     status, denied ? "" : " without X-Egress-Denied", r);
+                probe_emit("egress-post", "fail", t,
+                           "POST %s, which the policy refuses: HTTP %u%s (curl status %d)",
+                           args->control_url, status, denied ? "" : " without X-Egress-Denied", r);
         return NULL;
 }
 
 static void *probe_network(void *unused)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         char code[8];
         int r;
 
         (void)unused;
         r = curl_code(args->control_url, args->proxy_port == 0, code);
         if (r < 0 || r == 127) {
-                emit("network-control", "fail", t, "cannot run " CURL);
-                emit("metadata", "note", t, "not probed: no curl");
-                emit("egress-direct", "note", t, "not probed: no curl");
+                probe_emit("network-control", "fail", t, "cannot run " CURL);
+                probe_emit("metadata", "note", t, "not probed: no curl");
+                probe_emit("egress-direct", "note", t, "not probed: no curl");
                 return NULL;
         }
         if (r == 0 && code[0] != '0' && code[0] != '4' && code[0] != '5')
-                emit("network-control", "ok", t, "%s answered %s%s", args->control_url, code,
-                     args->proxy_port ? " through the proxy" : "");
+                probe_emit("network-control", "ok", t, "%s answered %s%s", args->control_url, code,
+                           args->proxy_port ? " through the proxy" : "");
         else
-                emit("network-control", "fail", t, "%s: HTTP %s, curl status %d", args->control_url, code,
-                     r);
+                probe_emit("network-control", "fail", t, "%s: HTTP %s, curl status %d", args->control_url,
+                           code, r);
 
-        t = now_ms();
+        t = probe_now_ms();
         r = curl_code(METADATA_URL, true, code);
         if (strcmp(code, "000") != 0)
-                emit("metadata", "fail", t, METADATA_URL " answered %s", code);
+                probe_emit("metadata", "fail", t, METADATA_URL " answered %s", code);
         else
-                emit("metadata", "ok", t, METADATA_URL " not reached (curl status %d)", r);
+                probe_emit("metadata", "ok", t, METADATA_URL " not reached (curl status %d)", r);
 
-        t = now_ms();
+        t = probe_now_ms();
         if (args->proxy_port == 0) {
-                emit("egress-direct", "note", t,
-                     "[egress] proxy = false: the sandbox reaches the network directly");
+                probe_emit("egress-direct", "note", t,
+                           "[egress] proxy = false: the sandbox reaches the network directly");
                 return NULL;
         }
         r = curl_code(args->control_url, true, code);
         if (strcmp(code, "000") != 0)
-                emit("egress-direct", "fail", t, "%s answered %s without the proxy", args->control_url,
-                     code);
+                probe_emit("egress-direct", "fail", t, "%s answered %s without the proxy", args->control_url,
+                           code);
         else
-                emit("egress-direct", "ok", t, "%s not reached without the proxy (curl status %d)",
-                     args->control_url, r);
+                probe_emit("egress-direct", "ok", t, "%s not reached without the proxy (curl status %d)",
+                           args->control_url, r);
         return NULL;
 }
 
@@ -723,31 +735,31 @@ static int scan_tcp(const char *file, int family, char *list, size_t size, unsig
 
 static void *probe_local_tcp(void *unused)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         char list[CHECK_DETAIL_MAX] = "";
         unsigned control = args->proxy_port ? args->proxy_port : args->tcp_control, tried = 0;
         int r;
 
         (void)unused;
         if (reaches_tcp(AF_INET, &(uint32_t){ htonl(INADDR_LOOPBACK) }, control))
-                emit("local-tcp-control", "ok", t, "reached 127.0.0.1:%u (%s)", control,
-                     args->proxy_port ? "the proxy" : "the runner's listener");
+                probe_emit("local-tcp-control", "ok", t, "reached 127.0.0.1:%u (%s)", control,
+                           args->proxy_port ? "the proxy" : "the runner's listener");
         else
-                emit("local-tcp-control", "fail", t, "did not reach 127.0.0.1:%u (%s)", control,
-                     args->proxy_port ? "the proxy" : "the runner's listener");
-        t = now_ms();
+                probe_emit("local-tcp-control", "fail", t, "did not reach 127.0.0.1:%u (%s)", control,
+                           args->proxy_port ? "the proxy" : "the runner's listener");
+        t = probe_now_ms();
         r = scan_tcp("/proc/net/tcp", AF_INET, list, sizeof(list), &tried);
         if (r >= 0)
                 r = scan_tcp("/proc/net/tcp6", AF_INET6, list, sizeof(list), &tried);
         if (r < 0)
-                emit("local-tcp", "fail", t, "cannot read /proc/net/tcp: %s",
-                     r == -EBADMSG ? "a line of an unknown shape" : strerror(-r));
+                probe_emit("local-tcp", "fail", t, "cannot read /proc/net/tcp: %s",
+                           r == -EBADMSG ? "a line of an unknown shape" : strerror(-r));
         else if (tried > MAX_LISTENERS)
-                emit("local-tcp", "fail", t, "more than %d listeners", MAX_LISTENERS);
+                probe_emit("local-tcp", "fail", t, "more than %d listeners", MAX_LISTENERS);
         else if (list[0])
-                emit("local-tcp", "fail", t, "reached %s", list);
+                probe_emit("local-tcp", "fail", t, "reached %s", list);
         else
-                emit("local-tcp", "ok", t, "reached none of %u listeners", tried);
+                probe_emit("local-tcp", "ok", t, "reached none of %u listeners", tried);
         return NULL;
 }
 
@@ -775,20 +787,20 @@ static bool abstract_allowed(const char *name)
 static void *probe_local_abstract(void *unused)
 {
         _cleanup_fclose_ FILE *f = NULL;
-        long long t = now_ms();
+        long long t = probe_now_ms();
         char list[CHECK_DETAIL_MAX] = "", line[512];
         unsigned tried = 0;
 
         (void)unused;
         if (abstract_reaches(args->abstract))
-                emit("local-abstract-control", "ok", t, "reached @%s (the runner's)", args->abstract);
+                probe_emit("local-abstract-control", "ok", t, "reached @%s (the runner's)", args->abstract);
         else
-                emit("local-abstract-control", "fail", t, "did not reach @%s (the runner's)",
-                     args->abstract);
-        t = now_ms();
+                probe_emit("local-abstract-control", "fail", t, "did not reach @%s (the runner's)",
+                           args->abstract);
+        t = probe_now_ms();
         f = fopen("/proc/net/unix", "re");
         if (!f) {
-                emit("local-abstract", "fail", t, "cannot read /proc/net/unix: %s", strerror(errno));
+                probe_emit("local-abstract", "fail", t, "cannot read /proc/net/unix: %s", strerror(errno));
                 return NULL;
         }
         while (fgets(line, sizeof(line), f)) {
@@ -798,7 +810,8 @@ static void *probe_local_abstract(void *unused)
                 const char *path = u.name;
 
                 if (k < 0) {
-                        emit("local-abstract", "fail", t, "/proc/net/unix: a line of an unknown shape");
+                        probe_emit("local-abstract", "fail", t,
+                                   "/proc/net/unix: a line of an unknown shape");
                         return NULL;
                 }
                 if (k == 0 || abstract_allowed(path))
@@ -811,11 +824,11 @@ static void *probe_local_abstract(void *unused)
                 (void)snprintf(list + l, sizeof(list) - l, "%s@%s", l ? " " : "", path);
         }
         if (tried > MAX_LISTENERS)
-                emit("local-abstract", "fail", t, "more than %d listeners", MAX_LISTENERS);
+                probe_emit("local-abstract", "fail", t, "more than %d listeners", MAX_LISTENERS);
         else if (list[0])
-                emit("local-abstract", "fail", t, "reached %s", list);
+                probe_emit("local-abstract", "fail", t, "reached %s", list);
         else
-                emit("local-abstract", "ok", t, "reached none of %u other listeners", tried);
+                probe_emit("local-abstract", "ok", t, "reached none of %u other listeners", tried);
         return NULL;
 }
 
@@ -864,15 +877,16 @@ static void *probe_local_udp(void *unused)
         static const int families[] = { AF_INET, AF_INET6 };
         static const char *const names[] = { "127.0.0.1", "[::1]" };
         char list[CHECK_DETAIL_MAX] = "";
-        long long t = now_ms();
+        long long t = probe_now_ms();
         bool bad = false;
 
         (void)unused;
         if (!args->proxy_port) {
-                emit("local-udp", "note", t,
-                     "not probed: without the proxy, setup's rules keep the sandbox user only from the "
-                     "metadata "
-                     "address");
+                probe_emit(
+                        "local-udp", "note", t,
+                        "not probed: without the proxy, setup's rules keep the sandbox user only from the "
+                        "metadata "
+                        "address");
                 return NULL;
         }
         for (size_t i = 0; i < ELEMENTSOF(families); i++) {
@@ -887,7 +901,7 @@ static void *probe_local_udp(void *unused)
                                        : "refused: ",
                                r == 0 ? strerror(err) : "");
         }
-        emit("local-udp", bad ? "fail" : "ok", t, "the runner's UDP socket at %s", list);
+        probe_emit("local-udp", bad ? "fail" : "ok", t, "the runner's UDP socket at %s", list);
         return NULL;
 }
 
@@ -908,34 +922,131 @@ static void *probe_schedulers(void *unused)
         (void)unused;
         for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
                 char out[1024] = "";
-                long long t = now_ms();
+                long long t = probe_now_ms();
                 int r;
 
                 if (access(tries[i].program, X_OK) < 0) {
-                        emit(tries[i].name, "note", t, "%s is not installed: nothing to schedule with",
-                             tries[i].program);
+                        probe_emit(tries[i].name, "note", t, "%s is not installed: nothing to schedule with",
+                                   tries[i].program);
                         continue;
                 }
                 r = run_capture((char *const[]){ (char *)tries[i].program, (char *)tries[i].arg, NULL },
                                 environ, out, sizeof(out), true);
                 out[strcspn(out, "\n")] = '\0';
                 if (strstr(out, tries[i].refusal))
-                        emit(tries[i].name, "ok", t, "%s refused the sandbox user: %s", tries[i].program,
-                             out);
+                        probe_emit(tries[i].name, "ok", t, "%s refused the sandbox user: %s",
+                                   tries[i].program, out);
                 else
-                        emit(tries[i].name, "fail", t, "%s answered the sandbox user (status %d): %s",
-                             tries[i].program, r, out[0] ? out : "nothing");
+                        probe_emit(tries[i].name, "fail", t, "%s answered the sandbox user (status %d): %s",
+                                   tries[i].program, r, out[0] ? out : "nothing");
+        }
+        return NULL;
+}
+
+/* What systemctl is-active says of unit: its first line ("active", "inactive", "failed", ...), or the
+ * status where it said nothing. */
+static int unit_state(const char *unit, char *out, size_t size)
+{
+        int r = run_capture(
+                (char *const[]){ (char *)SYSTEMCTL, (char *)"is-active", (char *)"--", (char *)unit, NULL },
+                environ, out, size, false);
+
+        out[strcspn(out, "\n")] = '\0';
+        return r;
+}
+
+/* The units setup stopped must stay stopped: a daemon running again is one the sandbox user may reach
+ * (its sockets, its ports). The control asks the same of a unit that runs wherever systemd does. */
+static void *probe_services(void *unused)
+{
+        char out[128] = "";
+        long long t = probe_now_ms();
+        int r;
+
+        (void)unused;
+        if (access("/run/systemd/system", F_OK) < 0) {
+                probe_emit("service-control", "note", t, "systemd is not running: no unit to ask about");
+                for (size_t i = 0; i < args->n_service; i++) {
+                        char name[CHECK_NAME_MAX];
+
+                        (void)snprintf(name, sizeof(name), "service:%s", args->service[i]);
+                        probe_emit(name, "note", t, "not probed: systemd is not running");
+                }
+                return NULL;
+        }
+        r = unit_state("systemd-journald.service", out, sizeof(out));
+        if (r != 0 || strcmp(out, "active") != 0) {
+                probe_emit("service-control", "fail", t,
+                           "systemctl is-active systemd-journald.service: %s (status %d)",
+                           out[0] ? out : "nothing", r);
+                for (size_t i = 0; i < args->n_service; i++) {
+                        char name[CHECK_NAME_MAX];
+
+                        (void)snprintf(name, sizeof(name), "service:%s", args->service[i]);
+                        probe_emit(name, "note", t, "not probed: its control failed");
+                }
+                return NULL;
+        }
+        probe_emit("service-control", "ok", t, "systemctl is-active systemd-journald.service: active");
+        for (size_t i = 0; i < args->n_service; i++) {
+                char name[CHECK_NAME_MAX];
+
+                t = probe_now_ms();
+                (void)snprintf(name, sizeof(name), "service:%s", args->service[i]);
+                r = unit_state(args->service[i], out, sizeof(out));
+                /* is-active: 0 for active, reloading, refreshing; 3 for inactive, failed, or no such unit.
+                 */
+                if (r == 0 || strcmp(out, "activating") == 0 || strcmp(out, "deactivating") == 0)
+                        probe_emit(name, "fail", t, "%s is %s: setup stopped it", args->service[i], out);
+                else if (r == 3)
+                        probe_emit(name, "ok", t, "%s is %s", args->service[i],
+                                   out[0] ? out : "not running");
+                else
+                        probe_emit(name, "fail", t, "systemctl is-active %s: status %d: cannot tell",
+                                   args->service[i], r);
         }
         return NULL;
 }
 
 /* ---- the command ---- */
 
-static void *(*const probes[])(void *) = {
-        probe_groups,    probe_ptrace_scope,   probe_private_dirs, probe_state_write, probe_user_manager,
-        probe_polkit,    probe_linger,         probe_run0,         probe_network,     probe_egress_post,
-        probe_local_tcp, probe_local_abstract, probe_local_udp,    probe_schedulers,
+static void *probe_processes(void *unused)
+{
+        (void)unused;
+        probe_runner_processes(args);
+        return NULL;
+}
+
+static void *probe_environ(void *unused)
+{
+        (void)unused;
+        probe_environments(args);
+        return NULL;
+}
+
+/* Each a thread of its own, in the group of the table its results are of (--only picks groups). */
+static const struct {
+        const char *group;
+        void *(*run)(void *);
+} probes[] = {
+        { "privilege", probe_groups },         { "privilege", probe_sudo },
+        { "privilege", probe_ptrace_scope },   { "processes", probe_processes },
+        { "processes", probe_environ },        { "files", probe_private_dirs },
+        { "files", probe_state_write },        { "privilege", probe_user_manager },
+        { "privilege", probe_polkit },         { "privilege", probe_linger },
+        { "privilege", probe_run0 },           { "network", probe_network },
+        { "network", probe_egress_post },      { "local-ipc", probe_local_tcp },
+        { "local-ipc", probe_local_abstract }, { "local-ipc", probe_local_udp },
+        { "schedulers", probe_schedulers },    { "services", probe_services },
 };
+
+static bool wanted(size_t i)
+{
+        for (size_t k = 0; k < args->n_only; k++)
+                if (strcmp(args->only[k], probes[i].group) == 0)
+                        return true;
+        return args->n_only == 0;
+}
 
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
@@ -943,7 +1054,7 @@ static size_t n_done;
 
 static void *run_probe(void *i)
 {
-        probes[(uintptr_t)i](NULL);
+        probes[(uintptr_t)i].run(NULL);
         pthread_mutex_lock(&done_lock);
         n_done++;
         pthread_cond_signal(&done_cond);
@@ -955,6 +1066,7 @@ int sandbox_probe_inside_main(int argc, char **argv)
 {
         AjError e = {};
         struct timespec deadline;
+        size_t n_started = 0;
         int r;
 
         r = inside_args_parse(argc, argv, &args_storage, &e);
@@ -967,6 +1079,9 @@ int sandbox_probe_inside_main(int argc, char **argv)
         for (size_t i = 0; i < ELEMENTSOF(probes); i++) {
                 pthread_t t;
 
+                if (!wanted(i))
+                        continue;
+                n_started++;
                 r = pthread_create(&t, NULL, run_probe, (void *)(uintptr_t)i);
                 if (r != 0) {
                         fprintf(stderr, "agentic-job sandbox probe-inside: cannot start a thread: %s\n",
@@ -976,13 +1091,12 @@ int sandbox_probe_inside_main(int argc, char **argv)
                 (void)pthread_detach(t);
         }
         pthread_mutex_lock(&done_lock);
-        while (n_done < ELEMENTSOF(probes))
+        while (n_done < n_started)
                 if (pthread_cond_timedwait(&done_cond, &done_lock, &deadline) == ETIMEDOUT)
                         break;
-        r = n_done < ELEMENTSOF(probes);
+        r = n_done < n_started;
         pthread_mutex_unlock(&done_lock);
         /* A probe still running has no result: the runner side counts it failed. */
-        pthread_mutex_lock(&out_lock);
-        fflush(stdout);
+        probe_emit_end();
         _exit(r);
 }

@@ -13,12 +13,67 @@ const ProbeDef probe_table[] = {
           "membership of a group that is root by another name (gid 0, "
           "sudo, adm, disk, docker, ...)",
           "groups-control", "setup adds the sandbox user to none" },
+        { "sudo-control", "privilege", PROBE_SANDBOX,
+          "sudo is a set-uid program of root's (a note without sudo)", NULL, NULL },
+        { "sudo", "privilege", PROBE_SANDBOX, "sudo -n /bin/true, a command as root", "sudo-control",
+          "enter's no_new_privs, under which sudo's set-uid bit does nothing; no rule of setup's names the "
+          "sandbox user" },
         { "ptrace-scope-control", "privilege", PROBE_SANDBOX,
           "the sandbox user reads kernel.osrelease: /proc/sys is there to be read", NULL, NULL },
         { "ptrace-scope", "privilege", PROBE_SANDBOX,
           "kernel.yama.ptrace_scope 0: a process of the sandbox user may trace any other of its own, not "
           "only its descendants (a note where the kernel has no Yama)",
           "ptrace-scope-control", "setup raises 0 to 1" },
+        { "environ-runner-control", "processes", PROBE_RUNNER,
+          "the runner finds the canary in its decoy's environment (/proc/PID/environ)", NULL, NULL },
+        { "environ-runner", "processes", PROBE_SANDBOX,
+          "read the environment of a process of the runner's, a decoy carrying a random canary",
+          "environ-runner-control",
+          "the uid split (and enter's /proc, which hides other users' processes)" },
+        { "proc-mem-control", "processes", PROBE_RUNNER,
+          "the runner reads the canary in its decoy's memory (/proc/PID/mem at its environment)", NULL,
+          NULL },
+        { "proc-mem", "processes", PROBE_SANDBOX, "open the decoy's memory (/proc/PID/mem)",
+          "proc-mem-control", "the uid split (and enter's /proc)" },
+        { "ptrace-runner-control", "processes", PROBE_RUNNER,
+          "the runner attaches to its decoy (PTRACE_SEIZE) and lets it go (a note where Yama admits no "
+          "one)",
+          NULL, NULL },
+        { "ptrace-runner", "processes", PROBE_SANDBOX, "PTRACE_SEIZE the decoy", "ptrace-runner-control",
+          "the uid split: tracing needs the same uid or CAP_SYS_PTRACE" },
+        { "signal-runner-control", "processes", PROBE_RUNNER,
+          "the runner signals its decoy (kill -0), alive after the sandbox side", NULL, NULL },
+        { "signal-runner", "processes", PROBE_SANDBOX, "kill -0 the decoy", "signal-runner-control",
+          "the uid split" },
+        { "tiocsti-control", "processes", PROBE_RUNNER,
+          "the runner opens its decoy's controlling terminal (a pseudo-terminal the check made)", NULL,
+          NULL },
+        { "tiocsti", "processes", PROBE_SANDBOX,
+          "hold a terminal of the runner's, to push input into with TIOCSTI or to write to: one among its "
+          "standard descriptors, a controlling terminal, the decoy's terminal opened",
+          "tiocsti-control",
+          "enter refuses a terminal and starts a new session; the terminal's mode (0620, group tty)" },
+        { "environ-sandbox-control", "processes", PROBE_SANDBOX,
+          "the sandbox side finds HOME=its home among the environments it reads (/proc/PID/environ)", NULL,
+          NULL },
+        { "environ-canary", "processes", PROBE_SANDBOX,
+          "find the decoy's canary in any environment the sandbox user can read", "environ-sandbox-control",
+          "the uid split; enter passes none of the caller's environment" },
+        { "environ-job-variables", "processes", PROBE_SANDBOX,
+          "find ACTIONS_* in any environment the sandbox user can read (names reported, values never)",
+          "environ-sandbox-control",
+          "enter's environment of named values, ACTIONS_* refused by name; a service manager's "
+          "environment without them" },
+        { "env-job-variables", "processes", PROBE_SANDBOX, "find ACTIONS_* in its own environment",
+          "environ-sandbox-control", "the same" },
+        { "oidc-control", "processes", PROBE_RUNNER,
+          "the check has ACTIONS_ID_TOKEN_REQUEST_URL and _TOKEN; only their lengths and SHA-256 go to the "
+          "sandbox side (a note where the job has neither)",
+          NULL, NULL },
+        { "oidc-value:", "processes", PROBE_SANDBOX,
+          "find the runner's value of NAME in any environment the sandbox user can read, where a value "
+          "starts or after a space, tab, quote, ':', '=', ',' or ';'",
+          "oidc-control", "the uid split; enter passes none of the caller's environment" },
         { "private-dir-control", "files", PROBE_RUNNER, "the runner reads its own home", NULL, NULL },
         { "private-dir:", "files", PROBE_SANDBOX,
           "read or search the runner's home and each configured private directory", "private-dir-control",
@@ -96,6 +151,14 @@ const ProbeDef probe_table[] = {
           NULL },
         { "at", "schedulers", PROBE_SANDBOX, "atq: a job of at would run after the run", "at-control",
           "setup's /etc/at.deny (or at.allow without it; with neither, at admits root alone)" },
+        { "service-control", "services", PROBE_SANDBOX,
+          "systemctl is-active systemd-journald.service answers active (a note where systemd is not "
+          "running)",
+          NULL, NULL },
+        { "service:", "services", PROBE_SANDBOX,
+          "systemctl is-active UNIT, for each unit of [sandbox] stop-services: a daemon setup stopped, "
+          "running again, is one the sandbox user may reach",
+          "service-control", "setup's systemctl stop (nothing may start it again)" },
         { "runner-sudo-control", "runner", PROBE_RUNNER,
           "sudo runs the helper for the runner (helper ping): sudo works and reads the rule", NULL, NULL },
         { "runner-sudo", "runner", PROBE_RUNNER, "sudo -n /bin/true, a command as root",
@@ -118,6 +181,14 @@ const ProbeDef probe_table[] = {
           NULL },
 };
 const size_t probe_table_size = ELEMENTSOF(probe_table);
+
+bool probe_group_known(const char *group)
+{
+        for (size_t i = 0; i < probe_table_size; i++)
+                if (strcmp(probe_table[i].group, group) == 0)
+                        return true;
+        return false;
+}
 
 const ProbeDef *probe_lookup(const char *name)
 {

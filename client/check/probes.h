@@ -14,7 +14,7 @@ typedef enum ProbeSide {
 
 typedef struct ProbeDef {
         const char *name;
-        const char *group; /* privilege, runner, processes, files, network, local-ipc, check */
+        const char *group; /* privilege, processes, files, services, ... */
         ProbeSide side;
         const char *tries;   /* what is attempted */
         const char *control; /* the name of its control; NULL for a control */
@@ -26,6 +26,9 @@ extern const size_t probe_table_size;
 
 /* The entry for name (a parametrized name matches its "prefix:" entry); NULL if none. */
 const ProbeDef *probe_lookup(const char *name);
+
+/* Whether some entry is of group. */
+bool probe_group_known(const char *group);
 
 /* What the probes need to know, given to the sandbox side on its command line. */
 #define PROBE_ABSTRACT_PREFIX "agentic-job-check-"

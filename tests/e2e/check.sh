@@ -34,12 +34,19 @@ RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
 install -d -m 0755 "$PRIVATE"
 rm -f /etc/resolv.conf
 printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
+# A daemon for setup to stop ([sandbox] stop-services), running when setup starts.
+DAEMON=ajt-daemon.service
+printf '[Service]\nExecStart=/bin/sleep infinity\n' >/etc/systemd/system/$DAEMON
+systemctl daemon-reload
+systemctl start "$DAEMON"
+on_exit "systemctl stop $DAEMON; rm -f /etc/systemd/system/$DAEMON; systemctl daemon-reload"
 cat >"$work/config.toml" <<EOT
 [sandbox]
 user = "$SANDBOX"
 runner-user = "$RUNNER"
 groups = []
 private-dirs = ["$PRIVATE"]
+stop-services = ["$DAEMON"]
 
 [sandbox.check]
 control-url = "https://www.fake.test/"
@@ -59,9 +66,10 @@ pass "sandbox setup"
 RUNNER_TEMP=$RUNNER_HOME/temp
 install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_TEMP"
 RECORD=$RUNNER_TEMP/agentic-job-sandbox-checked
+OIDC_ENV=() # a job's OIDC request values, where a case gives it some
 as_runner() {
         runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
-                GITHUB_RUN_ID=4242 GITHUB_RUN_ATTEMPT="${ATTEMPT:-1}" GITHUB_JOB=agent "$@"
+                GITHUB_RUN_ID=4242 GITHUB_RUN_ATTEMPT="${ATTEMPT:-1}" GITHUB_JOB=agent "${OIDC_ENV[@]}" "$@"
 }
 
 # check [ARGS...]: runs the check as the runner; $work/out, $work/err, $status; $failed the sorted names
@@ -108,20 +116,24 @@ show
 expect_eq "the check passes: status 0" 0 "$status"
 expect_eq "no probe failed" "" "$failed"
 echo "# ${AJH_RELEASE:-?}: the whole check took $elapsed_ms ms"
-PROBES=(private-dir-control metadata-control groups-control groups "private-dir:$RUNNER_HOME"
+PROBES=(private-dir-control metadata-control groups-control groups sudo-control sudo "private-dir:$RUNNER_HOME"
         "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
         polkit-control polkit linger-control linger
         network-control metadata egress-post egress-direct
         local-tcp-control local-tcp local-abstract-control local-abstract local-udp-control local-udp
-        probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su cron-control cron at-control at)
-# run0 where systemd has it (trixie); notes where it has not (bookworm). No pkexec in the test hosts.
-NOTES=2
+        probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su cron-control cron at-control at
+        environ-runner-control environ-runner proc-mem-control proc-mem ptrace-runner-control ptrace-runner
+        signal-runner-control signal-runner tiocsti-control tiocsti environ-sandbox-control environ-canary
+        environ-job-variables env-job-variables service-control "service:$DAEMON")
+# run0 where systemd has it (trixie); notes where it has not (bookworm). No pkexec in the test hosts. No
+# OIDC request values in this job (oidc-control).
+NOTES=3
 expect_contains "no pkexec: a note" "note [runner-pkexec] /usr/bin/pkexec is not installed" "$(cat "$work/out")"
 if [ -x /usr/bin/run0 ]; then
         PROBES+=(run0-control run0 runner-run0)
         RUN0=run0
 else
-        NOTES=5
+        NOTES=6
         RUN0=
         expect_contains "no run0: a note" "note [run0] not probed: there is no run0" "$(cat "$work/out")"
         expect_contains "no run0: a note of the runner's too" "note [runner-run0] /usr/bin/run0 is not installed" \
@@ -142,6 +154,8 @@ done
 expect_eq "every line is a result, but the last" "" \
         "$(sed '$d' "$work/out" | grep -vE '^(ok|FAIL|note) \[[^]]+\] ' | head -n 3)"
 expect_contains "kill-user is named in a note" "note [kill-user] ended " "$(cat "$work/out")"
+expect_contains "no OIDC request values: a note" "note [oidc-control] no ACTIONS_ID_TOKEN_REQUEST_URL nor _TOKEN" \
+        "$(cat "$work/out")"
 expect_eq "the last line counts them" "${#PROBES[@]} ok, 0 failed, $NOTES notes" "$(tail -n1 "$work/out")"
 expect_eq "nothing on standard error" "" "$(cat "$work/err")"
 
@@ -358,6 +372,97 @@ kill "$abstract_pid"
 wait "$abstract_pid" 2>/dev/null
 
 expect_failing "everything restored" ""
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# processes and environments"
+
+# A job's variable in the service manager's own environment: every unit gets it, the enter's among them.
+systemctl set-environment ACTIONS_AJT_LEAK=1
+on_exit "systemctl unset-environment ACTIONS_AJT_LEAK"
+expect_failing "ACTIONS_AJT_LEAK in the service manager's environment" "env-job-variables environ-job-variables"
+expect_contains "it is named" "ACTIONS_AJT_LEAK" "$(grep '^FAIL \[env-job-variables\]' "$work/out")"
+systemctl unset-environment ACTIONS_AJT_LEAK
+
+# A job with OIDC request values (stand-ins): looked for and found nowhere, then the token under another
+# name in the service manager's environment. The check never shows the value.
+OIDC_TOKEN=$(head -c 48 /dev/urandom | base64 | tr -d '/+=\n')
+OIDC_ENV=("ACTIONS_ID_TOKEN_REQUEST_URL=https://203.0.113.7/_apis/token?api-version=2.0"
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN=$OIDC_TOKEN")
+expect_failing "a job with OIDC request values" ""
+for v in URL TOKEN; do
+        expect_eq "ok [oidc-value:ACTIONS_ID_TOKEN_REQUEST_$v]" 1 \
+                "$(grep -c "^ok \[oidc-value:ACTIONS_ID_TOKEN_REQUEST_$v\] " "$work/out")"
+done
+expect_contains "oidc-control: ok" "ok [oidc-control] " "$(cat "$work/out")"
+systemctl set-environment "AJT_SAVED=Bearer $OIDC_TOKEN"
+on_exit "systemctl unset-environment AJT_SAVED"
+expect_failing "the OIDC request token in the service manager's environment" \
+        "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN"
+systemctl unset-environment AJT_SAVED
+expect_eq "the token is nowhere in what the check wrote" "" "$(grep -lF "$OIDC_TOKEN" "$work/out" "$work/err")"
+OIDC_ENV=()
+
+systemctl start "$DAEMON"
+expect_failing "a unit setup stopped, started again" "service:$DAEMON"
+systemctl stop "$DAEMON"
+
+# What stops the rest is the boundary itself (the uid split; the enter's no_new_privs, environment and
+# /proc), which no setting of the host removes. So the boundary is removed: the sandbox side is run by
+# hand, against a decoy of the runner's made here (a process in a session of its own whose controlling
+# terminal is a pseudo-terminal of script(1)'s, a canary its only environment).
+DECOY_CANARY=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+install -m 0644 -o "$RUNNER" /dev/null "$work/decoy.pid"
+runuser -u "$RUNNER" -- setsid script -qfec \
+        "echo \$\$ >$work/decoy.pid; exec env -i AGENTIC_JOB_CHECK_CANARY=$DECOY_CANARY sleep 600" /dev/null \
+        </dev/null >/dev/null 2>&1 &
+for _ in $(seq 100); do
+        DECOY=$(cat "$work/decoy.pid")
+        [ -n "$DECOY" ] && [ "$(readlink "/proc/$DECOY/exe")" = /usr/bin/sleep ] && break
+        sleep 0.05
+done
+DECOY_SCRIPT=$(ps -o ppid= -p "$DECOY" | tr -d ' ')
+on_exit "kill $DECOY $DECOY_SCRIPT"
+DECOY_TTY=$(readlink "/proc/$DECOY/fd/0")
+expect_contains "the test's decoy runs, its terminal a pseudo-terminal" "/dev/pts/" "$DECOY_TTY"
+INSIDE=(sandbox probe-inside --proxy-port 3128 --user-manager masked --post none
+        --control-url https://www.fake.test/ --tcp-control 9 --udp-target 9 --abstract agentic-job-check-00
+        --decoy "$DECOY" --decoy-tty "$DECOY_TTY" --canary "$DECOY_CANARY")
+# inside_run WHAT GROUP...: runs the side of these groups as INSIDE_AS says, from /; $got the sorted names
+# of what failed.
+inside_run() {
+        local what=$1 only=()
+        shift
+        for g in "$@"; do only+=(--only "$g"); done
+        (cd / && "${INSIDE_AS[@]}" "$CLIENT" "${INSIDE[@]}" "${only[@]}") </dev/null >"$work/inside.out" 2>"$work/inside.err"
+        expect_eq "$what: nothing on standard error" "" "$(cat "$work/inside.err")"
+        got=$(sed -n 's/^{"name":"\([^"]*\)","result":"fail".*/\1/p' "$work/inside.out" | sort | tr '\n' ' ' | sed 's/ $//')
+}
+# As the runner: no uid split. Yama, where the kernel has it, would stop tracing (and opening the memory
+# of) a process that is not a descendant even for the same uid: then those two pass.
+want="environ-canary environ-runner proc-mem ptrace-runner signal-runner tiocsti"
+[ -e "$YAMA" ] && [ "$(cat "$YAMA")" != 0 ] && want="environ-canary environ-runner signal-runner tiocsti"
+INSIDE_AS=(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME")
+inside_run "the sandbox side run as the runner" processes
+expect_eq "the sandbox side run as the runner: exactly {$want} fail" "$want" "$got"
+[ "$got" = "$want" ] || sed 's/^/# | /' "$work/inside.out"
+# As the sandbox user, without the helper (no no_new_privs, the whole /proc), with a sudo rule for it
+# and the canary in its own environment: sudo works, the canary is found, and the uid split alone still
+# keeps the runner's decoy out of reach.
+printf '%s ALL=(ALL) NOPASSWD: ALL\n' "$SANDBOX" >/etc/sudoers.d/zzz-ajt-sandbox-grant
+chmod 0440 /etc/sudoers.d/zzz-ajt-sandbox-grant
+on_exit "rm -f /etc/sudoers.d/zzz-ajt-sandbox-grant"
+SB_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
+INSIDE_AS=(setpriv --reuid="$SB_UID" --regid="$(id -g "$SANDBOX")" --init-groups env -i PATH=/usr/bin:/bin
+        HOME="$SB_HOME" AGENTIC_JOB_CHECK_CANARY="$DECOY_CANARY")
+inside_run "the sandbox side without the helper" privilege processes
+expect_eq "the sandbox side without the helper, a sudo rule for it: exactly {environ-canary sudo} fail" \
+        "environ-canary sudo" "$got"
+[ "$got" = "environ-canary sudo" ] || sed 's/^/# | /' "$work/inside.out"
+expect_contains "... the decoy's environment refused, not hidden, without the enter's /proc" \
+        "/proc/$DECOY/environ refused" "$(grep '"environ-runner"' "$work/inside.out")"
+expect_failing "the same sudo rule, through the helper (no_new_privs)" ""
+rm -f /etc/sudoers.d/zzz-ajt-sandbox-grant
+kill "$DECOY" "$DECOY_SCRIPT" 2>/dev/null
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# refusals, --json, the step summary"

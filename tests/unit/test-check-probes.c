@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check-inside.h"
+#include "environ-scan.h"
 #include "macro.h"
 #include "probes.h"
 #include "procnet.h"
@@ -23,10 +24,14 @@
 START_TEST(test_plan_matches_table)
 {
         char *const dirs[] = { (char *)"/home/runner", (char *)"/opt/x" };
+        char *const secrets[] = { (char *)"ACTIONS_ID_TOKEN_REQUEST_URL",
+                                  (char *)"ACTIONS_ID_TOKEN_REQUEST_TOKEN" };
         _cleanup_strv_free_ char **names = NULL;
         size_t n_sandbox = 0, n_param = 0;
 
-        ck_assert_int_eq(inside_expected_names(dirs, 2, &names), 0);
+        char *const services[] = { (char *)"docker.service", NULL };
+
+        ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, &names), 0);
         /* Every name the runner waits for is a sandbox-side probe of the table... */
         for (char **n = names; *n; n++) {
                 const ProbeDef *d = probe_lookup(*n);
@@ -51,8 +56,15 @@ START_TEST(test_plan_matches_table)
                         found = found || strcmp(*n, t) == 0;
                 ck_assert_msg(found, "%s is never waited for", t);
         }
-        ck_assert_uint_eq(strv_length(names), n_sandbox + 2 * n_param);
-        ck_assert_str_eq(names[strv_length(names) - 1], "private-dir:/opt/x");
+        /* private-dir: twice, oidc-value: twice, service: once */
+        ck_assert_uint_eq(n_param, 3);
+        ck_assert_uint_eq(strv_length(names), n_sandbox + 5);
+        ck_assert_str_eq(names[strv_length(names) - 4], "private-dir:/opt/x");
+        ck_assert_str_eq(names[strv_length(names) - 2], "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN");
+        ck_assert_str_eq(names[strv_length(names) - 1], "service:docker.service");
+        ck_assert_ptr_nonnull(probe_lookup("oidc-value:X"));
+        ck_assert(probe_group_known("processes"));
+        ck_assert(!probe_group_known("nothing"));
         ck_assert_ptr_null(probe_lookup("private-dir:"));
         ck_assert_ptr_null(probe_lookup("nothing"));
 }
@@ -81,6 +93,19 @@ START_TEST(test_inside_args)
                        "53",
                        "--allow-socket",
                        "@x",
+                       "--decoy",
+                       "4242",
+                       "--decoy-tty",
+                       "/dev/pts/3",
+                       "--canary",
+                       "0123456789abcdef0123456789abcdef",
+                       "--secret",
+                       "ACTIONS_ID_TOKEN_REQUEST_TOKEN=3:"
+                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                       "--service",
+                       "docker.service",
+                       "--only",
+                       "processes",
                        NULL };
         InsideArgs a;
         AjError e = {};
@@ -92,6 +117,14 @@ START_TEST(test_inside_args)
         ck_assert_uint_eq(a.n_private, 1);
         ck_assert_uint_eq(a.allow_tcp[0], 53);
         ck_assert_str_eq(a.allow_socket[0], "@x");
+        ck_assert_int_eq(a.decoy, 4242);
+        ck_assert_str_eq(a.decoy_tty, "/dev/pts/3");
+        ck_assert_uint_eq(a.n_secrets, 1);
+        ck_assert_str_eq(a.secrets[0].name, "ACTIONS_ID_TOKEN_REQUEST_TOKEN");
+        ck_assert_uint_eq(a.secrets[0].size, 3);
+        ck_assert_uint_eq(a.secrets[0].sha256[0], 0xba);
+        ck_assert_uint_eq(a.n_only, 1);
+        ck_assert_uint_eq(a.n_service, 1);
 
         static const char *const bad[][3] = {
                 { "--proxy-port", "3128", NULL },      /* repeated */
@@ -103,9 +136,20 @@ START_TEST(test_inside_args)
                 { "--bogus", "1", NULL },              /* unknown */
                 { "--control-url", "ftp://x/", NULL }, /* repeated, and not http */
                 { "--private", NULL, NULL },           /* no value */
+                { "--decoy", "1", NULL },              /* repeated */
+                { "--decoy-tty", "/dev/pts/4", NULL }, /* repeated */
+                { "--canary", "00", NULL },            /* repeated */
+                { "--only", "nothing", NULL },         /* no such group */
+                { "--service", "-x.service", NULL },   /* not a unit name */
+                { "--service", "a b.service", NULL },  /* not a unit name */
+                /* the same name twice */
+                { "--secret",
+                  "ACTIONS_ID_TOKEN_REQUEST_TOKEN=3:"
+                  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                  NULL },
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                char *argv[26];
+                char *argv[40];
                 int n = 0;
 
                 for (size_t j = 0; ok[j]; j++)
@@ -117,6 +161,146 @@ START_TEST(test_inside_args)
                 ck_assert_msg(inside_args_parse(n, argv, &a, &e) == -EINVAL, "case %zu accepted", i);
         }
         ck_assert_int_eq(inside_args_parse(1, (char *[]){ "probe-inside", NULL }, &a, &e), -EINVAL);
+}
+END_TEST
+
+/* The decoy's options, each malformed in turn where the others are right; each of the three needed. */
+START_TEST(test_inside_args_decoy)
+{
+        static const char *const good[] = { "--decoy",    "4242",     "--decoy-tty",
+                                            "/dev/pts/3", "--canary", "0123456789abcdef0123456789abcdef" };
+        static const char *const bad[][2] = {
+                { "--decoy", "1" },
+                { "--decoy", "-5" },
+                { "--decoy", "x" },
+                { "--decoy-tty", "/dev/tty" },
+                { "--decoy-tty", "/dev/pts/../sda" },
+                { "--decoy-tty", "/dev/pts/" },
+                { "--canary", "0123456789ABCDEF0123456789ABCDEF" },
+                { "--canary", "00" },
+        };
+        static const char *const bad_secrets[] = {
+                "X=3:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015a",      /* 63 digits */
+                "X=3:BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",     /* upper case */
+                "X=0:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",     /* empty value */
+                "X=65537:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", /* too long */
+                "1X=3:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",    /* not a name */
+                "X-Y=3:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                "X:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        };
+        char *base[] = { "probe-inside",
+                         "--proxy-port",
+                         "0",
+                         "--user-manager",
+                         "kept",
+                         "--post",
+                         "none",
+                         "--control-url",
+                         "http://x/",
+                         "--tcp-control",
+                         "1",
+                         "--udp-target",
+                         "2",
+                         "--abstract",
+                         PROBE_ABSTRACT_PREFIX "a" };
+        InsideArgs a;
+        AjError e = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(bad) + 3; i++) {
+                char *argv[40];
+                int n = 0;
+
+                for (size_t j = 0; j < ELEMENTSOF(base); j++)
+                        argv[n++] = base[j];
+                for (size_t j = 0; j < ELEMENTSOF(good); j += 2) {
+                        bool replaced = i < ELEMENTSOF(bad) && strcmp(bad[i][0], good[j]) == 0;
+                        if (i >= ELEMENTSOF(bad) && j / 2 == i - ELEMENTSOF(bad))
+                                continue; /* left out */
+                        argv[n++] = (char *)good[j];
+                        argv[n++] = (char *)(replaced ? bad[i][1] : good[j + 1]);
+                }
+                argv[n] = NULL;
+                ck_assert_msg(inside_args_parse(n, argv, &a, &e) == -EINVAL, "case %zu accepted", i);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad_secrets); i++) {
+                EnvironSecret sec;
+                ck_assert_msg(environ_secret_parse(bad_secrets[i], &sec) == -EINVAL, "%s accepted",
+                              bad_secrets[i]);
+        }
+}
+END_TEST
+
+/* What the sandbox side finds in an environment block: the canary anywhere, the control's entry whole,
+ * ACTIONS_* names once each, and a value known only by its digest where a value starts or after a
+ * separator, never elsewhere, never beyond a block's end. */
+START_TEST(test_environ_scan)
+{
+        static const char block[] = "HOME=/home/s\0PATH=/bin\0ACTIONS_RUNTIME_TOKEN=x\0actions_cache_url=y\0"
+                                    "ACTIONS_RUNTIME_TOKEN=z\0LEAK=Bearer s3cr3t-value\0NOTE=xx"
+                                    "c0ffeec0ffeec0ffeec0ffeec0ffee00yy";
+        char arg[ENVIRON_SECRET_ARG_MAX];
+        EnvironSecret sec[3];
+        EnvironScan s = {};
+
+        ck_assert_int_eq(environ_secret_format("LEAKED", "s3cr3t-value", arg, sizeof(arg)), 0);
+        ck_assert_int_eq(environ_secret_parse(arg, &sec[0]), 0);
+        ck_assert_str_eq(sec[0].name, "LEAKED");
+        ck_assert_uint_eq(sec[0].size, 12);
+        /* "cr3t" is inside a word: not where a value starts. */
+        ck_assert_int_eq(environ_secret_format("INNER", "cr3t-value", arg, sizeof(arg)), 0);
+        ck_assert_int_eq(environ_secret_parse(arg, &sec[1]), 0);
+        ck_assert_int_eq(environ_secret_format("ABSENT", "nothing", arg, sizeof(arg)), 0);
+        ck_assert_int_eq(environ_secret_parse(arg, &sec[2]), 0);
+        ck_assert_int_eq(environ_secret_format("BAD-NAME", "v", arg, sizeof(arg)), -EINVAL);
+        ck_assert_int_eq(environ_secret_format("X", "", arg, sizeof(arg)), -EINVAL);
+        ck_assert_int_eq(environ_secret_format("X", "v", arg, 20), -ENOMEM);
+
+        s.canary = "c0ffeec0ffeec0ffeec0ffeec0ffee00";
+        s.entry = "HOME=/home/s";
+        s.secrets = sec;
+        s.n_secrets = 3;
+        environ_scan_block(&s, block, sizeof(block) - 1); /* the last entry without its NUL */
+        ck_assert(s.canary_found);
+        ck_assert(s.entry_found);
+        ck_assert(s.secret_found[0]);
+        ck_assert(!s.secret_found[1]);
+        ck_assert(!s.secret_found[2]);
+        ck_assert(s.job_found);
+        ck_assert_str_eq(s.job_names, "ACTIONS_RUNTIME_TOKEN actions_cache_url");
+
+        /* Cut short: what a bounded read leaves is searched as far as it goes, no further. */
+        s = (EnvironScan){ .canary = "c0ffeec0ffeec0ffeec0ffeec0ffee00",
+                           .entry = "HOME=/home/s",
+                           .secrets = sec,
+                           .n_secrets = 1 };
+        environ_scan_block(&s, block, 12);
+        ck_assert(s.entry_found);
+        environ_scan_block(&s, block + 13, sizeof(block) - 1 - 13 - 10);
+        ck_assert(!s.canary_found);
+        ck_assert(s.secret_found[0]);
+        /* An entry is whole or not at all: "HOME=/home/st" is not "HOME=/home/s". */
+        s = (EnvironScan){ .entry = "HOME=/home/s" };
+        environ_scan_block(&s, "HOME=/home/st", 13);
+        ck_assert(!s.entry_found);
+        ck_assert(!s.job_found);
+        ck_assert_str_eq(s.job_names, "");
+}
+END_TEST
+
+/* Many job names: the list stops with "..." and stays within its bound. */
+START_TEST(test_environ_scan_names_bounded)
+{
+        EnvironScan s = {};
+
+        for (int i = 0; i < 200; i++) {
+                char e[64];
+                int n = snprintf(e, sizeof(e), "ACTIONS_VARIABLE_NUMBER_%d=1", i);
+                environ_scan_block(&s, e, (size_t)n);
+        }
+        ck_assert(s.job_found);
+        ck_assert_uint_lt(strlen(s.job_names), sizeof(s.job_names));
+        ck_assert_str_eq(s.job_names + strlen(s.job_names) - 3, "...");
+        ck_assert_ptr_nonnull(strstr(s.job_names, "ACTIONS_VARIABLE_NUMBER_0 "));
 }
 END_TEST
 
@@ -304,6 +488,9 @@ static Suite *probes_suite(void)
         tcase_add_test(tc, test_sudo_list);
         tcase_add_test(tc, test_ptrace_scope);
         tcase_add_test(tc, test_inside_args);
+        tcase_add_test(tc, test_inside_args_decoy);
+        tcase_add_test(tc, test_environ_scan);
+        tcase_add_test(tc, test_environ_scan_names_bounded);
         tcase_add_test(tc, test_tcp_lines);
         tcase_add_test(tc, test_unix_lines);
         suite_add_tcase(s, tc);

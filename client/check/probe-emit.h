@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox side's one way to write: a result line (check-line.h), whole, from any of its threads. */
+#pragma once
+
+#include "macro.h"
+
+/* CLOCK_MONOTONIC in milliseconds: when an attempt started. */
+long long probe_now_ms(void);
+
+/* One result line on standard output: name, result ("ok", "fail" or "note"), the milliseconds since
+ * start, and the detail, escaped (check_escape()) so that it is ASCII and forges nothing. */
+_printf_(4, 5) void probe_emit(const char *name, const char *result, long long start, const char *fmt, ...);
+
+/* Flushes standard output and keeps every thread from writing again: what the side does before _exit(). */
+void probe_emit_end(void);
