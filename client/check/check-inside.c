@@ -49,6 +49,8 @@ static const char *const fixed_names[] = {
         "local-tcp",
         "local-abstract-control",
         "local-abstract",
+        "local-sockets-control",
+        "local-sockets",
         "local-udp",
         "cron",
         "at",
@@ -119,6 +121,13 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                             strlen(val) > 100)
                                 return aj_error(reterr, EINVAL, 0, 0, "--abstract: not the check's name");
                         a.abstract = val;
+                } else if (strcmp(o, "--socket-control") == 0 && !a.socket_control) {
+                        if (strncmp(val, "/tmp/" PROBE_ABSTRACT_PREFIX,
+                                    strlen("/tmp/" PROBE_ABSTRACT_PREFIX)) != 0 ||
+                            strlen(val) > 100 || strstr(val, "/.."))
+                                return aj_error(reterr, EINVAL, 0, 0,
+                                                "--socket-control: not the check's socket");
+                        a.socket_control = val;
                 } else if (strcmp(o, "--private") == 0 && a.n_private < INSIDE_MAX_LIST) {
                         if (val[0] != '/' || strlen(val) >= 200)
                                 return aj_error(reterr, EINVAL, 0, 0, "--private: not an absolute path");
@@ -163,10 +172,12 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         return aj_error(reterr, EINVAL, 0, 0, "unknown, repeated or one too many: %s", o);
         }
         if (!have_proxy || !have_manager || !have_post || !have_tcp || !have_udp || !a.control_url ||
-            !a.abstract || !a.decoy || !a.decoy_tty || !a.canary)
-                return aj_error(reterr, EINVAL, 0, 0,
-                                "--proxy-port, --user-manager, --post, --tcp-control, --udp-target, "
-                                "--control-url, --abstract, --decoy, --decoy-tty and --canary are needed");
+            !a.abstract || !a.socket_control || !a.decoy || !a.decoy_tty || !a.canary)
+                return aj_error(
+                        reterr, EINVAL, 0, 0,
+                        "--proxy-port, --user-manager, --post, --tcp-control, --udp-target, "
+                        "--control-url, --abstract, --socket-control, --decoy, --decoy-tty and --canary are "
+                        "needed");
         *ret = a;
         return 0;
 }

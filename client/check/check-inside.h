@@ -22,10 +22,11 @@ typedef struct InsideArgs {
         unsigned proxy_port;     /* --proxy-port N: 0 without the proxy */
         const char *control_url; /* --control-url URL */
         unsigned tcp_control;    /* --tcp-control PORT: the runner's listener on 127.0.0.1 */
-        unsigned udp_target;    /* --udp-target PORT: the runner's echoing UDP socket on 127.0.0.1 and ::1 */
-        const char *abstract;   /* --abstract NAME: the runner's abstract socket, without '@' */
-        bool user_manager_kept; /* --user-manager kept|masked: [sandbox] user-manager */
-        InsidePost post;        /* --post refused|admitted|none: the policy on a POST to control-url */
+        unsigned udp_target;  /* --udp-target PORT: the runner's echoing UDP socket on 127.0.0.1 and ::1 */
+        const char *abstract; /* --abstract NAME: the runner's abstract socket, without '@' */
+        const char *socket_control; /* --socket-control PATH: the runner's socket on a path, in /tmp */
+        bool user_manager_kept;     /* --user-manager kept|masked: [sandbox] user-manager */
+        InsidePost post;            /* --post refused|admitted|none: the policy on a POST to control-url */
         const char *private[INSIDE_MAX_LIST]; /* --private DIR, each */
         size_t n_private;
         unsigned allow_tcp[INSIDE_MAX_LIST]; /* --allow-tcp PORT, each */

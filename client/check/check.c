@@ -98,6 +98,9 @@ typedef struct Plants {
         int udp4, udp6; /* each answers every datagram with its echo, while the sandbox side runs */
         unsigned tcp_port, udp_port;
         char abstract_name[64];
+        int path_socket;   /* a listening socket of the runner's on a path, 0666 in a 0711 directory */
+        char path_dir[64]; /* "" until made */
+        char path_name[96];
 } Plants;
 
 static void plants_done(Plants *p)
@@ -107,6 +110,12 @@ static void plants_done(Plants *p)
         closep(&p->udp6);
         closep(&p->tcp6);
         closep(&p->abstract);
+        closep(&p->path_socket);
+        if (p->path_dir[0]) {
+                (void)unlink(p->path_name);
+                (void)rmdir(p->path_dir);
+                p->path_dir[0] = '\0';
+        }
 }
 
 static int listen_loopback(int family, int type, unsigned *port)
@@ -175,6 +184,24 @@ static int plants_make(Plants *p)
         if (bind(p->abstract, (struct sockaddr *)&sa,
                  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0 ||
             listen(p->abstract, 16) < 0)
+                return -errno;
+
+        /* local-sockets-control: a directory others may search but not list, a socket all may connect
+         * to. */
+        (void)snprintf(p->path_dir, sizeof(p->path_dir), "/tmp/%sXXXXXX", PROBE_ABSTRACT_PREFIX);
+        if (!mkdtemp(p->path_dir)) {
+                p->path_dir[0] = '\0';
+                return -errno;
+        }
+        (void)snprintf(p->path_name, sizeof(p->path_name), "%s/socket", p->path_dir);
+        memset(&sa, 0, sizeof(sa));
+        sa.sun_family = AF_UNIX;
+        memcpy(sa.sun_path, p->path_name, strlen(p->path_name) + 1);
+        p->path_socket = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (p->path_socket < 0)
+                return -errno;
+        if (chmod(p->path_dir, 0711) < 0 || bind(p->path_socket, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+            chmod(p->path_name, 0666) < 0 || listen(p->path_socket, 16) < 0)
                 return -errno;
         return 0;
 }
@@ -405,6 +432,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         argv[k++] = udp;
         argv[k++] = (char *)"--abstract";
         argv[k++] = (char *)p->abstract_name;
+        argv[k++] = (char *)"--socket-control";
+        argv[k++] = (char *)p->path_name;
         (void)snprintf(pid, sizeof(pid), "%d", (int)decoy->pid);
         argv[k++] = (char *)"--decoy";
         argv[k++] = pid;
@@ -541,9 +570,12 @@ int sandbox_check_main(int argc, char **argv)
         size_t n_secrets = 0;
         bool record = false, unless_passed = false, json = false;
         size_t config_size = 0, policy_size = 0, n_dirs = 0;
-        Plants plants = {
-                .tcp4 = -EBADF, .tcp6 = -EBADF, .abstract = -EBADF, .udp4 = -EBADF, .udp6 = -EBADF
-        };
+        Plants plants = { .tcp4 = -EBADF,
+                          .tcp6 = -EBADF,
+                          .abstract = -EBADF,
+                          .udp4 = -EBADF,
+                          .udp6 = -EBADF,
+                          .path_socket = -EBADF };
         RecordTaken taken = {};
         const char *post = "none";
         Record self = {};

@@ -641,9 +641,9 @@ static void *probe_network(void *unused)
 /* ---- local IPC ---- */
 
 /* Whether a connection to the address succeeds within CONNECT_MS. */
-static bool reaches(const struct sockaddr *sa, socklen_t len)
+static bool reaches_type(const struct sockaddr *sa, socklen_t len, int type)
 {
-        _cleanup_close_ int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        _cleanup_close_ int fd = socket(sa->sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         struct pollfd p;
         int err = 0;
         socklen_t el = sizeof(err);
@@ -662,6 +662,11 @@ static bool reaches(const struct sockaddr *sa, socklen_t len)
         if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
                 return false;
         return err == 0;
+}
+
+static bool reaches(const struct sockaddr *sa, socklen_t len)
+{
+        return reaches_type(sa, len, SOCK_STREAM);
 }
 
 static bool reaches_tcp(int family, const void *addr, unsigned port)
@@ -829,6 +834,106 @@ static void *probe_local_abstract(void *unused)
                 probe_emit("local-abstract", "fail", t, "reached %s", list);
         else
                 probe_emit("local-abstract", "ok", t, "reached none of %u other listeners", tried);
+        return NULL;
+}
+
+/* The host's sockets that every user of a systemd machine is meant to reach, each deciding for itself
+ * what a caller may do: the system bus (where polkit decides), the journal's, the service manager's
+ * notification socket (it takes a message from a process of a unit alone), the user database's
+ * read-only services, and systemd's own varlink services in /run/systemd (io.systemd.*: hostnamed,
+ * credentials, the OOM daemon). Anything else reachable is named, to be stopped or allowed by name. A
+ * name ending '/' or '.' is a prefix. */
+static const char *const host_sockets[] = {
+        "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/run/systemd/journal/socket",
+        "/run/systemd/journal/stdout", "/run/systemd/journal/dev-log",    "/run/systemd/notify",
+        "/run/systemd/userdb/",        "/run/systemd/io.systemd.",
+};
+
+static bool path_socket_allowed(const char *path, const char *home, const char *runtime)
+{
+        size_t n;
+
+        if (strcmp(path, args->socket_control) == 0)
+                return true;
+        n = strlen(home);
+        if (n > 1 && strncmp(path, home, n) == 0 && path[n] == '/')
+                return true;
+        n = strlen(runtime);
+        if (strncmp(path, runtime, n) == 0)
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(host_sockets); i++) {
+                n = strlen(host_sockets[i]);
+                bool prefix = host_sockets[i][n - 1] == '/' || host_sockets[i][n - 1] == '.';
+
+                if (prefix ? strncmp(path, host_sockets[i], n) == 0 && !strchr(path + n, '/')
+                           : strcmp(path, host_sockets[i]) == 0)
+                        return true;
+        }
+        for (size_t i = 0; i < args->n_allow_socket; i++)
+                if (strcmp(args->allow_socket[i], path) == 0)
+                        return true;
+        return false;
+}
+
+static bool path_reaches(const char *path, int type)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        size_t n = strlen(path);
+
+        if (n == 0 || n >= sizeof(sa.sun_path))
+                return false;
+        memcpy(sa.sun_path, path, n + 1);
+        return reaches_type((struct sockaddr *)&sa, (socklen_t)sizeof(sa), type);
+}
+
+static void *probe_local_sockets(void *unused)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        long long t = probe_now_ms();
+        char list[CHECK_DETAIL_MAX] = "", line[512], home[PATH_MAX] = "/", runtime[64];
+        const struct passwd *pw = getpwuid(getuid());
+        unsigned tried = 0;
+
+        (void)unused;
+        if (pw)
+                (void)snprintf(home, sizeof(home), "%s", pw->pw_dir);
+        (void)snprintf(runtime, sizeof(runtime), "/run/user/%u/", (unsigned)getuid());
+        if (path_reaches(args->socket_control, SOCK_STREAM))
+                probe_emit("local-sockets-control", "ok", t, "reached %s (the runner's)",
+                           args->socket_control);
+        else
+                probe_emit("local-sockets-control", "fail", t, "did not reach %s (the runner's)",
+                           args->socket_control);
+        t = probe_now_ms();
+        f = fopen("/proc/net/unix", "re");
+        if (!f) {
+                probe_emit("local-sockets", "fail", t, "cannot read /proc/net/unix: %s", strerror(errno));
+                return NULL;
+        }
+        while (fgets(line, sizeof(line), f)) {
+                ProcNetUnixPath u;
+                size_t l;
+                int k = procnet_unix_path_line(line, &u);
+
+                if (k < 0) {
+                        probe_emit("local-sockets", "fail", t, "/proc/net/unix: a line of an unknown shape");
+                        return NULL;
+                }
+                if (k == 0 || path_socket_allowed(u.path, home, runtime))
+                        continue;
+                if (++tried > MAX_LISTENERS)
+                        break;
+                if (!path_reaches(u.path, u.type))
+                        continue;
+                l = strlen(list);
+                (void)snprintf(list + l, sizeof(list) - l, "%s%s", l ? " " : "", u.path);
+        }
+        if (tried > MAX_LISTENERS)
+                probe_emit("local-sockets", "fail", t, "more than %d sockets", MAX_LISTENERS);
+        else if (list[0])
+                probe_emit("local-sockets", "fail", t, "reached %s", list);
+        else
+                probe_emit("local-sockets", "ok", t, "reached none of %u others", tried);
         return NULL;
 }
 
@@ -1036,8 +1141,9 @@ static const struct {
         { "privilege", probe_polkit },         { "privilege", probe_linger },
         { "privilege", probe_run0 },           { "network", probe_network },
         { "network", probe_egress_post },      { "local-ipc", probe_local_tcp },
-        { "local-ipc", probe_local_abstract }, { "local-ipc", probe_local_udp },
-        { "schedulers", probe_schedulers },    { "services", probe_services },
+        { "local-ipc", probe_local_abstract }, { "local-ipc", probe_local_sockets },
+        { "local-ipc", probe_local_udp },      { "schedulers", probe_schedulers },
+        { "services", probe_services },
 };
 
 static bool wanted(size_t i)

@@ -134,6 +134,15 @@ const ProbeDef probe_table[] = {
         { "local-abstract", "local-ipc", PROBE_SANDBOX,
           "connect to every listening abstract unix socket but those of allow-sockets",
           "local-abstract-control", "nothing but their absence: any user reaches them" },
+        { "local-sockets-control", "local-ipc", PROBE_SANDBOX,
+          "connect to a unix socket the runner bound on a path (in a directory of /tmp others may search)",
+          NULL, NULL },
+        { "local-sockets", "local-ipc", PROBE_SANDBOX,
+          "connect to every unix socket bound on a path (listening stream and seqpacket ones, datagram "
+          "ones) "
+          "but its own, the host's few meant for every user, and those of allow-sockets",
+          "local-sockets-control",
+          "each socket's own mode and directories: stop the daemon or allow it by name" },
         { "local-udp-control", "local-ipc", PROBE_RUNNER,
           "the runner's UDP socket on 127.0.0.1 (and ::1) answers a datagram of the runner's with its echo",
           NULL, NULL },

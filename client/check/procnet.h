@@ -24,3 +24,13 @@ typedef struct ProcNetUnix {
  * with an abstract name, 0 for any other socket or the header line, -EINVAL for a line of another
  * shape. */
 int procnet_unix_line(const char *line, ProcNetUnix *ret);
+
+typedef struct ProcNetUnixPath {
+        char path[256]; /* as it was bound: the kernel writes it unescaped, so it is the rest of the line */
+        int type;       /* SOCK_STREAM, SOCK_SEQPACKET or SOCK_DGRAM */
+} ProcNetUnixPath;
+
+/* One line of /proc/net/unix: 1 and *ret for a socket bound to a path that accepts a connect: a
+ * listening (__SO_ACCEPTCON) stream or seqpacket socket, or a datagram socket; 0 for any other socket or
+ * the header line, -EINVAL for a line of another shape (a path cut by a newline makes one). */
+int procnet_unix_path_line(const char *line, ProcNetUnixPath *ret);

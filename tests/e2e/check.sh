@@ -120,7 +120,8 @@ PROBES=(private-dir-control metadata-control groups-control groups sudo-control 
         "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
         polkit-control polkit linger-control linger
         network-control metadata egress-post egress-direct
-        local-tcp-control local-tcp local-abstract-control local-abstract local-udp-control local-udp
+        local-tcp-control local-tcp local-abstract-control local-abstract local-sockets-control local-sockets
+        local-udp-control local-udp
         probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su cron-control cron at-control at
         environ-runner-control environ-runner proc-mem-control proc-mem ptrace-runner-control ptrace-runner
         signal-runner-control signal-runner tiocsti-control tiocsti environ-sandbox-control environ-canary
@@ -371,6 +372,30 @@ cp -p "$work/installed.toml" /etc/agentic-job/config.toml
 kill "$abstract_pid"
 wait "$abstract_pid" 2>/dev/null
 
+# A socket of root's on a path that anyone may connect to (a daemon's API, as snapd's or a container
+# engine's); then allowed by name.
+python3 -c '
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("/run/ajt-check.sock")
+os.chmod("/run/ajt-check.sock", 0o666)
+s.listen(8)
+print("ready", flush=True)
+time.sleep(600)' >"$work/path.ready" &
+path_pid=$!
+on_exit "kill $path_pid; rm -f /run/ajt-check.sock"
+for _ in $(seq 100); do [ -s "$work/path.ready" ] && break; sleep 0.05; done
+expect_failing "a socket of root's on a path, 0666" "local-sockets"
+expect_contains "it is named" "/run/ajt-check.sock" "$(grep '^FAIL \[local-sockets\]' "$work/out")"
+sed -i 's|^control-url = .*|&\nallow-sockets = ["/run/ajt-check.sock"]|' /etc/agentic-job/config.toml
+expect_failing "the same socket in [sandbox.check] allow-sockets" ""
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+chmod 0600 /run/ajt-check.sock
+expect_failing "the same socket 0600" ""
+kill "$path_pid"
+wait "$path_pid" 2>/dev/null
+rm -f /run/ajt-check.sock
+
 expect_failing "everything restored" ""
 
 # ---------------------------------------------------------------------------------------------------------
@@ -426,6 +451,7 @@ DECOY_TTY=$(readlink "/proc/$DECOY/fd/0")
 expect_contains "the test's decoy runs, its terminal a pseudo-terminal" "/dev/pts/" "$DECOY_TTY"
 INSIDE=(sandbox probe-inside --proxy-port 3128 --user-manager masked --post none
         --control-url https://www.fake.test/ --tcp-control 9 --udp-target 9 --abstract agentic-job-check-00
+        --socket-control /tmp/agentic-job-check-00/socket
         --decoy "$DECOY" --decoy-tty "$DECOY_TTY" --canary "$DECOY_CANARY")
 # inside_run WHAT GROUP...: runs the side of these groups as INSIDE_AS says, from /; $got the sorted names
 # of what failed.

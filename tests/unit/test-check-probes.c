@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 START_TEST(test_plan_matches_table)
@@ -87,6 +88,8 @@ START_TEST(test_inside_args)
                        "4001",
                        "--abstract",
                        PROBE_ABSTRACT_PREFIX "ab",
+                       "--socket-control",
+                       "/tmp/" PROBE_ABSTRACT_PREFIX "x1/socket",
                        "--private",
                        "/home/r",
                        "--allow-tcp",
@@ -127,21 +130,22 @@ START_TEST(test_inside_args)
         ck_assert_uint_eq(a.n_service, 1);
 
         static const char *const bad[][3] = {
-                { "--proxy-port", "3128", NULL },      /* repeated */
-                { "--tcp-control", "0", NULL },        /* not a port */
-                { "--udp-target", "4002", NULL },      /* repeated */
-                { "--abstract", "other", NULL },       /* not the check's */
-                { "--private", "relative", NULL },     /* not absolute */
-                { "--allow-tcp", "65536", NULL },      /* not a port */
-                { "--bogus", "1", NULL },              /* unknown */
-                { "--control-url", "ftp://x/", NULL }, /* repeated, and not http */
-                { "--private", NULL, NULL },           /* no value */
-                { "--decoy", "1", NULL },              /* repeated */
-                { "--decoy-tty", "/dev/pts/4", NULL }, /* repeated */
-                { "--canary", "00", NULL },            /* repeated */
-                { "--only", "nothing", NULL },         /* no such group */
-                { "--service", "-x.service", NULL },   /* not a unit name */
-                { "--service", "a b.service", NULL },  /* not a unit name */
+                { "--proxy-port", "3128", NULL },       /* repeated */
+                { "--tcp-control", "0", NULL },         /* not a port */
+                { "--udp-target", "4002", NULL },       /* repeated */
+                { "--abstract", "other", NULL },        /* not the check's */
+                { "--private", "relative", NULL },      /* not absolute */
+                { "--allow-tcp", "65536", NULL },       /* not a port */
+                { "--bogus", "1", NULL },               /* unknown */
+                { "--control-url", "ftp://x/", NULL },  /* repeated, and not http */
+                { "--private", NULL, NULL },            /* no value */
+                { "--decoy", "1", NULL },               /* repeated */
+                { "--decoy-tty", "/dev/pts/4", NULL },  /* repeated */
+                { "--canary", "00", NULL },             /* repeated */
+                { "--only", "nothing", NULL },          /* no such group */
+                { "--service", "-x.service", NULL },    /* not a unit name */
+                { "--socket-control", "/tmp/y", NULL }, /* repeated, and not the check's */
+                { "--service", "a b.service", NULL },   /* not a unit name */
                 /* the same name twice */
                 { "--secret",
                   "ACTIONS_ID_TOKEN_REQUEST_TOKEN=3:"
@@ -202,7 +206,9 @@ START_TEST(test_inside_args_decoy)
                          "--udp-target",
                          "2",
                          "--abstract",
-                         PROBE_ABSTRACT_PREFIX "a" };
+                         PROBE_ABSTRACT_PREFIX "a",
+                         "--socket-control",
+                         "/tmp/" PROBE_ABSTRACT_PREFIX "x/socket" };
         InsideArgs a;
         AjError e = {};
 
@@ -396,6 +402,51 @@ START_TEST(test_unix_lines)
 }
 END_TEST
 
+/* Sockets bound to a path: listening stream and seqpacket ones, and datagram ones; a path with spaces
+ * whole, as the kernel writes it. */
+START_TEST(test_unix_path_lines)
+{
+        ProcNetUnixPath u;
+
+        ck_assert_int_eq(
+                procnet_unix_path_line("Num       RefCount Protocol Flags    Type St Inode Path\n", &u), 0);
+        ck_assert_int_eq(
+                procnet_unix_path_line(
+                        "0000000000000000: 00000002 00000000 00010000 0001 01 4 /run/dbus/socket\n", &u),
+                1);
+        ck_assert_str_eq(u.path, "/run/dbus/socket");
+        ck_assert_int_eq(u.type, SOCK_STREAM);
+        ck_assert_int_eq(procnet_unix_path_line(
+                                 "0000000000000000: 00000002 00000000 00010000 0005 01 4 /tmp/a b\n", &u),
+                         1);
+        ck_assert_str_eq(u.path, "/tmp/a b");
+        ck_assert_int_eq(u.type, SOCK_SEQPACKET);
+        ck_assert_int_eq(procnet_unix_path_line("0000000000000000: 00000002 00000000 00000000 0002 01 4 "
+                                                "/run/systemd/journal/socket\n",
+                                                &u),
+                         1);
+        ck_assert_int_eq(u.type, SOCK_DGRAM);
+        /* a stream socket not listening (a connection's end); an abstract name; no name */
+        ck_assert_int_eq(procnet_unix_path_line(
+                                 "0000000000000000: 00000003 00000000 00000000 0001 03 5 /run/x\n", &u),
+                         0);
+        ck_assert_int_eq(
+                procnet_unix_path_line("0000000000000000: 00000002 00000000 00010000 0001 01 5 @x\n", &u),
+                0);
+        ck_assert_int_eq(
+                procnet_unix_path_line("0000000000000000: 00000002 00000000 00010000 0001 01 5\n", &u), 0);
+        /* a path longer than a socket's can be; a line of another shape */
+        {
+                char line[400];
+
+                (void)snprintf(line, sizeof(line),
+                               "0000000000000000: 00000002 00000000 00010000 0001 01 5 /%0300d\n", 0);
+                ck_assert_int_eq(procnet_unix_path_line(line, &u), -EINVAL);
+        }
+        ck_assert_int_eq(procnet_unix_path_line("garbage\n", &u), -EINVAL);
+}
+END_TEST
+
 #define H "/usr/local/libexec/agentic-job"
 #define HELPER_RULE                                                                                         \
         "    (root) NOPASSWD: " H " helper ping, " H " helper kill-user, " H                                \
@@ -493,6 +544,7 @@ static Suite *probes_suite(void)
         tcase_add_test(tc, test_environ_scan_names_bounded);
         tcase_add_test(tc, test_tcp_lines);
         tcase_add_test(tc, test_unix_lines);
+        tcase_add_test(tc, test_unix_path_lines);
         suite_add_tcase(s, tc);
         return s;
 }
