@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "check-inside.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -45,6 +46,9 @@ static const char *const fixed_names[] = {
         "metadata",
         "egress-post",
         "egress-direct",
+        "egress-tcp",
+        "egress-udp",
+        "egress-dns",
         "local-tcp-control",
         "local-tcp",
         "local-abstract-control",
@@ -66,6 +70,13 @@ static int number(const char *s, uint64_t max, unsigned long *ret)
                 return r;
         *ret = (unsigned long)v;
         return 0;
+}
+
+static bool ip_literal(const char *s)
+{
+        unsigned char buf[16];
+
+        return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
 }
 
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
@@ -160,6 +171,18 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                                         return aj_error(reterr, EINVAL, 0, 0, "--secret: %s twice",
                                                         a.secrets[k].name);
                         a.n_secrets++;
+                } else if (strcmp(o, "--egress-addr") == 0 && !a.egress_addr) {
+                        if (!ip_literal(val))
+                                return aj_error(reterr, EINVAL, 0, 0, "--egress-addr: not an IP address");
+                        a.egress_addr = val;
+                } else if (strcmp(o, "--egress-port") == 0 && a.egress_port == 0) {
+                        if (number(val, 65535, &v) < 0 || v == 0)
+                                return aj_error(reterr, EINVAL, 0, 0, "--egress-port: not a port");
+                        a.egress_port = (unsigned)v;
+                } else if (strcmp(o, "--nameserver") == 0 && a.n_nameserver < INSIDE_MAX_LIST) {
+                        if (!ip_literal(val))
+                                return aj_error(reterr, EINVAL, 0, 0, "--nameserver: not an IP address");
+                        a.nameserver[a.n_nameserver++] = val;
                 } else if (strcmp(o, "--service") == 0 && a.n_service < INSIDE_MAX_LIST) {
                         if (!unit_name_valid(val) || strlen(val) > 255)
                                 return aj_error(reterr, EINVAL, 0, 0, "--service: not a unit name");
@@ -178,6 +201,8 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         "--proxy-port, --user-manager, --post, --tcp-control, --udp-target, "
                         "--control-url, --abstract, --socket-control, --decoy, --decoy-tty and --canary are "
                         "needed");
+        if (!a.egress_addr != !a.egress_port)
+                return aj_error(reterr, EINVAL, 0, 0, "--egress-addr and --egress-port go together");
         *ret = a;
         return 0;
 }

@@ -38,6 +38,10 @@ typedef struct InsideArgs {
         const char *canary;    /* --canary HEX: in the decoy's environment (32 hex digits) */
         EnvironSecret secrets[ENVIRON_MAX_SECRETS]; /* --secret NAME=SIZE:SHA256, each */
         size_t n_secrets;
+        const char *egress_addr; /* --egress-addr IP: control-url's host, as the runner resolved it */
+        unsigned egress_port;    /* --egress-port N: and its port */
+        const char *nameserver[INSIDE_MAX_LIST]; /* --nameserver IP, each: /etc/resolv.conf's */
+        size_t n_nameserver;
         const char *service[INSIDE_MAX_LIST]; /* --service UNIT, each: one of [sandbox] stop-services */
         size_t n_service;
         const char *only[INSIDE_MAX_LIST]; /* --only GROUP, each: the probes of these groups alone (the

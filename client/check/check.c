@@ -36,6 +36,7 @@
 #include "helper-call.h"
 #include "macro.h"
 #include "probe-decoy.h"
+#include "probe-egress.h"
 #include "probe-runner.h"
 #include "probes.h"
 #include "read-file.h"
@@ -393,12 +394,13 @@ static void on_line(const CheckLine *l, void *userdata)
 }
 
 static int run_inside(Report *rep, const Config *c, const char *home, const Plants *p, const Decoy *decoy,
-                      char *const *dirs, size_t n_dirs, char (*secrets)[ENVIRON_SECRET_ARG_MAX],
-                      size_t n_secrets, char *const *expected, const char *post)
+                      const EgressTargets *net, char *const *dirs, size_t n_dirs,
+                      char (*secrets)[ENVIRON_SECRET_ARG_MAX], size_t n_secrets, char *const *expected,
+                      const char *post)
 {
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ bool *seen = NULL;
-        char tcp[8], udp[8], pid[16], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
+        char tcp[8], udp[8], pid[16], egress_port[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
         Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         int status = -1, r;
         size_t k = 0, n_err = 0, n_expected = strv_length(expected);
@@ -409,7 +411,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         bool broken = false;
 
         argv = calloc(32 + 2 * (n_dirs + n_secrets + c->n_check_allow_tcp_ports +
-                                strv_length(c->check_allow_sockets) + strv_length(c->stop_services)),
+                                strv_length(c->check_allow_sockets) + strv_length(c->stop_services) +
+                                strv_length(net->nameservers)),
                       sizeof(char *));
         seen = calloc(n_expected + 1, sizeof(bool));
         if (!argv || !seen)
@@ -444,6 +447,17 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         for (size_t i = 0; i < n_secrets; i++) {
                 argv[k++] = (char *)"--secret";
                 argv[k++] = secrets[i];
+        }
+        if (net->addr[0]) {
+                (void)snprintf(egress_port, sizeof(egress_port), "%u", net->port);
+                argv[k++] = (char *)"--egress-addr";
+                argv[k++] = (char *)net->addr;
+                argv[k++] = (char *)"--egress-port";
+                argv[k++] = egress_port;
+        }
+        for (char **ns = net->nameservers; ns && *ns; ns++) {
+                argv[k++] = (char *)"--nameserver";
+                argv[k++] = *ns;
         }
         for (char **u = c->stop_services; *u; u++) {
                 argv[k++] = (char *)"--service";
@@ -566,6 +580,7 @@ int sandbox_check_main(int argc, char **argv)
         _cleanup_strv_free_ char **dirs = NULL, **expected = NULL;
         _cleanup_(report_freep) Report *rep = NULL;
         _cleanup_(decoy_stop) Decoy decoy = DECOY_NULL;
+        _cleanup_(egress_targets_done) EgressTargets net = {};
         char secrets[2][ENVIRON_SECRET_ARG_MAX], *secret_names[2];
         size_t n_secrets = 0;
         bool record = false, unless_passed = false, json = false;
@@ -714,6 +729,10 @@ int sandbox_check_main(int argc, char **argv)
         }
         control_private_dir(rep, runner_home);
         control_metadata(rep);
+        if (control_egress(rep, config, &net) < 0) {
+                plants_done(&plants);
+                return fail_run("out of memory");
+        }
         control_local_udp(rep, &plants);
         probe_runner_lock(rep, config);
         control_schedulers(rep);
@@ -722,7 +741,8 @@ int sandbox_check_main(int argc, char **argv)
                 plants_done(&plants);
                 return CLIENT_EXIT_USAGE;
         }
-        r = run_inside(rep, config, home, &plants, &decoy, dirs, n_dirs, secrets, n_secrets, expected, post);
+        r = run_inside(rep, config, home, &plants, &decoy, &net, dirs, n_dirs, secrets, n_secrets, expected,
+                       post);
         if (r < 0) {
                 plants_done(&plants);
                 return fail_run("cannot run the sandbox side: %s", strerror(-r));

@@ -35,6 +35,7 @@
 #include "check-line.h"
 #include "check-text.h"
 #include "config.h"
+#include "egress-attempt.h"
 #include "egress-policy.h"
 #include "macro.h"
 #include "probe-emit.h"
@@ -638,6 +639,74 @@ static void *probe_network(void *unused)
         return NULL;
 }
 
+/* Around the proxy without HTTP: a TCP connection, a datagram (QUIC's port), a DNS query to each
+ * resolver. Each refused is a pass; the runner side makes the same attempts as its controls. */
+static void *probe_egress_raw(void *unused)
+{
+        static const char payload[] = "agentic-job-check";
+        struct sockaddr_storage ss;
+        socklen_t len = 0;
+        long long t = probe_now_ms();
+        unsigned char query[128];
+        size_t n_query = egress_dns_query(query, sizeof(query));
+        char sent[CHECK_DETAIL_MAX] = "";
+        int r;
+
+        (void)unused;
+        if (args->proxy_port == 0) {
+                static const char *const names[] = { "egress-tcp", "egress-udp", "egress-dns" };
+
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        probe_emit(names[i], "note", t,
+                                   "[egress] proxy = false: the sandbox reaches the network directly");
+                return NULL;
+        }
+        if (!args->egress_addr || egress_sockaddr(args->egress_addr, args->egress_port, &ss, &len) < 0) {
+                probe_emit("egress-tcp", "note", t,
+                           "not probed: control-url's host did not resolve for the runner");
+                probe_emit("egress-udp", "note", t,
+                           "not probed: control-url's host did not resolve for the runner");
+        } else {
+                r = egress_try_tcp((struct sockaddr *)&ss, len);
+                if (r == 0)
+                        probe_emit("egress-tcp", "fail", t, "connected to %s port %u without the proxy",
+                                   args->egress_addr, args->egress_port);
+                else
+                        probe_emit("egress-tcp", "ok", t, "%s port %u not reached without the proxy: %s",
+                                   args->egress_addr, args->egress_port, strerror(-r));
+                t = probe_now_ms();
+                (void)egress_sockaddr(args->egress_addr, 443, &ss, &len);
+                r = egress_try_udp((struct sockaddr *)&ss, len, payload, sizeof(payload) - 1);
+                if (r == 0)
+                        probe_emit("egress-udp", "fail", t, "the kernel sent a datagram to %s port 443",
+                                   args->egress_addr);
+                else
+                        probe_emit("egress-udp", "ok", t, "a datagram to %s port 443 refused: %s",
+                                   args->egress_addr, strerror(-r));
+        }
+        t = probe_now_ms();
+        if (args->n_nameserver == 0) {
+                probe_emit("egress-dns", "note", t, "not probed: /etc/resolv.conf names no nameserver");
+                return NULL;
+        }
+        for (size_t i = 0; i < args->n_nameserver; i++) {
+                size_t l = strlen(sent);
+
+                if (egress_sockaddr(args->nameserver[i], 53, &ss, &len) < 0)
+                        continue;
+                r = egress_try_udp((struct sockaddr *)&ss, len, query, n_query);
+                if (r == 0)
+                        (void)snprintf(sent + l, sizeof(sent) - l, "%s%s", l ? " " : "",
+                                       args->nameserver[i]);
+        }
+        if (sent[0])
+                probe_emit("egress-dns", "fail", t, "the kernel sent a DNS query to %s", sent);
+        else
+                probe_emit("egress-dns", "ok", t, "a DNS query to each of %zu nameservers refused",
+                           args->n_nameserver);
+        return NULL;
+}
+
 /* ---- local IPC ---- */
 
 /* Whether a connection to the address succeeds within CONNECT_MS. */
@@ -841,12 +910,19 @@ static void *probe_local_abstract(void *unused)
  * what a caller may do: the system bus (where polkit decides), the journal's, the service manager's
  * notification socket (it takes a message from a process of a unit alone), the user database's
  * read-only services, and systemd's own varlink services in /run/systemd (io.systemd.*: hostnamed,
- * credentials, the OOM daemon). Anything else reachable is named, to be stopped or allowed by name. A
- * name ending '/' or '.' is a prefix. */
+ * credentials, the OOM daemon; systemd 252 named the last one io.system.ManagedOOM). Anything else
+ * reachable is named, to be stopped or allowed by name. A name ending '/' or '.' is a prefix of a name
+ * in that directory. */
 static const char *const host_sockets[] = {
-        "/run/dbus/system_bus_socket", "/var/run/dbus/system_bus_socket", "/run/systemd/journal/socket",
-        "/run/systemd/journal/stdout", "/run/systemd/journal/dev-log",    "/run/systemd/notify",
-        "/run/systemd/userdb/",        "/run/systemd/io.systemd.",
+        "/run/dbus/system_bus_socket",
+        "/var/run/dbus/system_bus_socket",
+        "/run/systemd/journal/socket",
+        "/run/systemd/journal/stdout",
+        "/run/systemd/journal/dev-log",
+        "/run/systemd/notify",
+        "/run/systemd/userdb/",
+        "/run/systemd/io.systemd.",
+        "/run/systemd/io.system.ManagedOOM",
 };
 
 static bool path_socket_allowed(const char *path, const char *home, const char *runtime)
@@ -1134,16 +1210,16 @@ static const struct {
         const char *group;
         void *(*run)(void *);
 } probes[] = {
-        { "privilege", probe_groups },         { "privilege", probe_sudo },
-        { "privilege", probe_ptrace_scope },   { "processes", probe_processes },
-        { "processes", probe_environ },        { "files", probe_private_dirs },
-        { "files", probe_state_write },        { "privilege", probe_user_manager },
-        { "privilege", probe_polkit },         { "privilege", probe_linger },
-        { "privilege", probe_run0 },           { "network", probe_network },
-        { "network", probe_egress_post },      { "local-ipc", probe_local_tcp },
-        { "local-ipc", probe_local_abstract }, { "local-ipc", probe_local_sockets },
-        { "local-ipc", probe_local_udp },      { "schedulers", probe_schedulers },
-        { "services", probe_services },
+        { "privilege", probe_groups },        { "privilege", probe_sudo },
+        { "privilege", probe_ptrace_scope },  { "processes", probe_processes },
+        { "processes", probe_environ },       { "files", probe_private_dirs },
+        { "files", probe_state_write },       { "privilege", probe_user_manager },
+        { "privilege", probe_polkit },        { "privilege", probe_linger },
+        { "privilege", probe_run0 },          { "network", probe_network },
+        { "network", probe_egress_post },     { "network", probe_egress_raw },
+        { "local-ipc", probe_local_tcp },     { "local-ipc", probe_local_abstract },
+        { "local-ipc", probe_local_sockets }, { "local-ipc", probe_local_udp },
+        { "schedulers", probe_schedulers },   { "services", probe_services },
 };
 
 static bool wanted(size_t i)

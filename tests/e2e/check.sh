@@ -119,7 +119,8 @@ echo "# ${AJH_RELEASE:-?}: the whole check took $elapsed_ms ms"
 PROBES=(private-dir-control metadata-control groups-control groups sudo-control sudo "private-dir:$RUNNER_HOME"
         "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
         polkit-control polkit linger-control linger
-        network-control metadata egress-post egress-direct
+        network-control metadata egress-post egress-direct egress-tcp-control egress-tcp egress-udp-control
+        egress-udp egress-dns-control egress-dns
         local-tcp-control local-tcp local-abstract-control local-abstract local-sockets-control local-sockets
         local-udp-control local-udp
         probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su cron-control cron at-control at
@@ -351,7 +352,7 @@ NFT_SAVED=$work/table.nft
 nft list table inet agentic_job >"$NFT_SAVED"
 nft delete table inet agentic_job
 on_exit "nft list table inet agentic_job >/dev/null 2>&1 || nft -f $NFT_SAVED"
-expect_failing "the nftables table deleted" "egress-direct local-tcp local-udp metadata"
+expect_failing "the nftables table deleted" "egress-direct egress-dns egress-tcp egress-udp local-tcp local-udp metadata"
 nft -f "$NFT_SAVED"
 
 python3 -c '

@@ -107,6 +107,12 @@ START_TEST(test_inside_args)
                        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
                        "--service",
                        "docker.service",
+                       "--egress-addr",
+                       "203.0.113.10",
+                       "--egress-port",
+                       "443",
+                       "--nameserver",
+                       "2001:db8::53",
                        "--only",
                        "processes",
                        NULL };
@@ -128,6 +134,9 @@ START_TEST(test_inside_args)
         ck_assert_uint_eq(a.secrets[0].sha256[0], 0xba);
         ck_assert_uint_eq(a.n_only, 1);
         ck_assert_uint_eq(a.n_service, 1);
+        ck_assert_str_eq(a.egress_addr, "203.0.113.10");
+        ck_assert_uint_eq(a.egress_port, 443);
+        ck_assert_str_eq(a.nameserver[0], "2001:db8::53");
 
         static const char *const bad[][3] = {
                 { "--proxy-port", "3128", NULL },       /* repeated */

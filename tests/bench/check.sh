@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The cost of `agentic-job sandbox check` inside a booted test host after `sandbox setup` (egress proxy
+# on): the whole check, and `--unless-passed` with a record that matches, against what any use of the
+# boundary pays, one `sandbox exec -- true` (one helper enter), interleaved rounds, best and median of
+# each, as ratios; and the slowest probes of the best check, each as a share of its wall time (from
+# --json). There are no container probes yet. Reports only; asserts nothing about time.
+#
+# usage: bash tests/host/run --release trixie|bookworm tests/bench/check.sh [ROUNDS]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/integration/lib.sh
+. "$here/../integration/lib.sh"
+
+require_test_host tests/bench/check.sh
+rounds=${1:-10}
+build=${AJH_BUILD:-/build}
+CLIENT=/usr/local/bin/agentic-job
+RUNNER=runner
+SANDBOX=runner-sandbox
+work=$(mktemp -d /tmp/ajt-bench.XXXXXX)
+chmod 0755 "$work"
+on_exit "rm -rf $work"
+
+ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
+useradd --create-home --shell /bin/bash "$RUNNER"
+RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
+rm -f /etc/resolv.conf
+printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
+printf '[sandbox]\nuser = "%s"\nrunner-user = "%s"\ngroups = []\n\n[sandbox.check]\ncontrol-url = "https://www.fake.test/"\n\n[egress]\nproxy = true\n' \
+        "$SANDBOX" "$RUNNER" >"$work/config.toml"
+"$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1 ||
+        { sed 's/^/# setup: /' "$work/setup.out"; echo "Bail out! setup failed"; exit 1; }
+RUNNER_TEMP=$RUNNER_HOME/temp
+install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_TEMP"
+as_runner() {
+        runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+                GITHUB_RUN_ID=1 GITHUB_RUN_ATTEMPT=1 GITHUB_JOB=bench "$@" </dev/null
+}
+ms_of() { # COMMAND...: its wall time in ms in $ms; fails the benchmark if the command fails
+        local t0 t1
+        t0=$(date +%s%N)
+        "$@" >"$work/last.out" 2>&1 || { sed 's/^/# | /' "$work/last.out"; echo "Bail out! $*"; exit 1; }
+        t1=$(date +%s%N)
+        ms=$(((t1 - t0) / 1000000))
+}
+
+: >"$work/exec.ms"
+: >"$work/check.ms"
+: >"$work/unless.ms"
+best_check=999999
+for i in $(seq 1 "$rounds"); do
+        ms_of as_runner "$CLIENT" sandbox exec -- true
+        echo "$ms" >>"$work/exec.ms"
+        ms_of as_runner "$CLIENT" sandbox check --json
+        echo "$ms" >>"$work/check.ms"
+        [ "$ms" -lt "$best_check" ] && { best_check=$ms; cp "$work/last.out" "$work/best.json"; }
+        ms_of as_runner "$CLIENT" sandbox check --record
+        ms_of as_runner "$CLIENT" sandbox check --unless-passed
+        grep -q 'no probe made' "$work/last.out" || { sed 's/^/# | /' "$work/last.out"; echo "Bail out! the record was not taken"; exit 1; }
+        echo "$ms" >>"$work/unless.ms"
+done
+
+stats() { sort -n "$1" | awk '{ v[NR] = $1 } END { printf "%d %d", v[1], v[int((NR + 1) / 2)] }'; }
+read -r exec_best exec_median <<<"$(stats "$work/exec.ms")"
+read -r check_best check_median <<<"$(stats "$work/check.ms")"
+read -r unless_best unless_median <<<"$(stats "$work/unless.ms")"
+echo "# ${AJH_RELEASE:-?}: $rounds interleaved rounds, best and median (ms)"
+echo "#   sandbox check (every probe, $(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(len(d["results"]))' "$work/best.json") results): $check_best, $check_median"
+echo "#   sandbox check --unless-passed, a matching record:      $unless_best, $unless_median"
+echo "#   sandbox exec -- true (one helper enter):                $exec_best, $exec_median"
+awk -v c="$check_best" -v u="$unless_best" -v e="$exec_best" \
+        'BEGIN { printf "#   ratios to one enter: the check %.1f, --unless-passed %.2f\n", c / e, u / e }'
+echo "#   the slowest results of the best check, as shares of its $best_check ms:"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+wall = int(sys.argv[2])
+for r in sorted(d["results"], key=lambda r: -r["ms"])[:6]:
+    print("#     %-28s %5d ms  %3.0f %%" % (r["name"], r["ms"], 100.0 * r["ms"] / wall))' "$work/best.json" "$best_check"
+pass "the benchmark ran ($rounds rounds)"
+finish
