@@ -183,6 +183,12 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         if (!ip_literal(val))
                                 return aj_error(reterr, EINVAL, 0, 0, "--nameserver: not an IP address");
                         a.nameserver[a.n_nameserver++] = val;
+                } else if (strcmp(o, "--walk") == 0 && !a.walk_dir) {
+                        if (strncmp(val, "/tmp/" PROBE_ABSTRACT_PREFIX,
+                                    strlen("/tmp/" PROBE_ABSTRACT_PREFIX)) != 0 ||
+                            strlen(val) > 100 || strchr(val + 5, '/'))
+                                return aj_error(reterr, EINVAL, 0, 0, "--walk: not the check's directory");
+                        a.walk_dir = val;
                 } else if (strcmp(o, "--service") == 0 && a.n_service < INSIDE_MAX_LIST) {
                         if (!unit_name_valid(val) || strlen(val) > 255)
                                 return aj_error(reterr, EINVAL, 0, 0, "--service: not a unit name");
@@ -208,11 +214,13 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
 }
 
 int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, size_t n_secrets,
-                          char *const *services, char ***ret_names)
+                          char *const *services, bool walk, char ***ret_names)
 {
+        static const char *const walk_names[] = { INSIDE_WALK_NAMES };
         size_t n_services = strv_length(services);
         _cleanup_strv_free_ char **v =
-                calloc(ELEMENTSOF(fixed_names) + n + n_secrets + n_services + 1, sizeof(char *));
+                calloc(ELEMENTSOF(fixed_names) + n + n_secrets + n_services + ELEMENTSOF(walk_names) + 1,
+                       sizeof(char *));
         size_t k = 0;
 
         if (!v)
@@ -235,6 +243,9 @@ int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, siz
                         v[k - 1] = NULL;
                         return -ENOMEM;
                 }
+        for (size_t i = 0; walk && i < ELEMENTSOF(walk_names); i++)
+                if (!(v[k++] = strdup(walk_names[i])))
+                        return -ENOMEM;
         *ret_names = TAKE_PTR(v);
         return 0;
 }

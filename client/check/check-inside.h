@@ -42,6 +42,8 @@ typedef struct InsideArgs {
         unsigned egress_port;    /* --egress-port N: and its port */
         const char *nameserver[INSIDE_MAX_LIST]; /* --nameserver IP, each: /etc/resolv.conf's */
         size_t n_nameserver;
+        const char *walk_dir; /* --walk DIR: walk the root filesystem; DIR the runner's, holding a file that
+                                 all may write (the walk's control) */
         const char *service[INSIDE_MAX_LIST]; /* --service UNIT, each: one of [sandbox] stop-services */
         size_t n_service;
         const char *only[INSIDE_MAX_LIST]; /* --only GROUP, each: the probes of these groups alone (the
@@ -53,9 +55,12 @@ typedef struct InsideArgs {
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr);
 
 /* The names the sandbox side owes for private directories dirs (n of them), the runner's values named
- * secrets (n_secrets) and the units of services (NULL-terminated), NULL-terminated, in *ret_names (each
- * owned). -ENOMEM. */
+ * secrets (n_secrets), the units of services (NULL-terminated) and, with walk, the walk's, NULL-terminated,
+ * in *ret_names (each owned). -ENOMEM. */
 int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, size_t n_secrets,
-                          char *const *services, char ***ret_names);
+                          char *const *services, bool walk, char ***ret_names);
+
+/* The walk's names, on the sandbox side: made with --walk alone. */
+#define INSIDE_WALK_NAMES "world-writable-control", "world-writable", "setuid-control", "setuid-unowned"
 
 int sandbox_probe_inside_main(int argc, char **argv);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -42,19 +43,22 @@
 #include "read-file.h"
 #include "spawn.h"
 #include "trusted-path.h"
+#include "walk-probe.h"
 
-#define CURL_PATH    "/usr/bin/curl"
-#define PROXY_PORT   3128
-#define METADATA_URL "http://169.254.169.254/"
-#define INSIDE_MS    60000 /* the whole sandbox side */
-#define STDERR_MAX   4096
+#define CURL_PATH      "/usr/bin/curl"
+#define PROXY_PORT     3128
+#define METADATA_URL   "http://169.254.169.254/"
+#define INSIDE_MS      60000  /* the whole sandbox side */
+#define INSIDE_WALK_MS 915000 /* with --walk (the sandbox side's own bound is 900 s then) */
+#define STDERR_MAX     4096
 
-typedef enum CheckOption { CHECK_RECORD, CHECK_UNLESS_PASSED, CHECK_JSON } CheckOption;
+typedef enum CheckOption { CHECK_RECORD, CHECK_UNLESS_PASSED, CHECK_JSON, CHECK_WALK } CheckOption;
 
 const CliOption sandbox_check_options[] = {
         { "--record", CHECK_RECORD, CLI_FLAG, false },
         { "--unless-passed", CHECK_UNLESS_PASSED, CLI_FLAG, false },
         { "--json", CHECK_JSON, CLI_FLAG, false },
+        { "--walk", CHECK_WALK, CLI_FLAG, false },
         {},
 };
 
@@ -102,6 +106,7 @@ typedef struct Plants {
         int path_socket;   /* a listening socket of the runner's on a path, 0666 in a 0711 directory */
         char path_dir[64]; /* "" until made */
         char path_name[96];
+        char open_file[96]; /* a file all may write, for the walk's controls; "" until made */
 } Plants;
 
 static void plants_done(Plants *p)
@@ -113,6 +118,9 @@ static void plants_done(Plants *p)
         closep(&p->abstract);
         closep(&p->path_socket);
         if (p->path_dir[0]) {
+                if (p->open_file[0])
+                        (void)unlink(p->open_file);
+                p->open_file[0] = '\0';
                 (void)unlink(p->path_name);
                 (void)rmdir(p->path_dir);
                 p->path_dir[0] = '\0';
@@ -187,8 +195,8 @@ static int plants_make(Plants *p)
             listen(p->abstract, 16) < 0)
                 return -errno;
 
-        /* local-sockets-control: a directory others may search but not list, a socket all may connect
-         * to. */
+        /* local-sockets-control: a socket all may connect to; the walk's control: a file all may write
+         * (empty; nothing reads it). The directory others may list, so that the walk sees the file. */
         (void)snprintf(p->path_dir, sizeof(p->path_dir), "/tmp/%sXXXXXX", PROBE_ABSTRACT_PREFIX);
         if (!mkdtemp(p->path_dir)) {
                 p->path_dir[0] = '\0';
@@ -201,9 +209,20 @@ static int plants_make(Plants *p)
         p->path_socket = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (p->path_socket < 0)
                 return -errno;
-        if (chmod(p->path_dir, 0711) < 0 || bind(p->path_socket, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        if (chmod(p->path_dir, 0755) < 0 || bind(p->path_socket, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
             chmod(p->path_name, 0666) < 0 || listen(p->path_socket, 16) < 0)
                 return -errno;
+        (void)snprintf(p->open_file, sizeof(p->open_file), "%s/world-writable", p->path_dir);
+        {
+                _cleanup_close_ int fd =
+                        open(p->open_file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+                if (fd < 0 || fchmod(fd, 0666) < 0) {
+                        if (fd < 0)
+                                p->open_file[0] = '\0';
+                        return -errno;
+                }
+        }
         return 0;
 }
 
@@ -380,6 +399,68 @@ static void control_oidc(Report *rep, char (*secrets)[ENVIRON_SECRET_ARG_MAX], c
                             "no %s (or not one to look for): the other is probed alone", missing);
 }
 
+/* ---- the runner's walk (--walk) ---- */
+
+/* runner-world-write and its control: setup's walk as the runner, in a thread of its own while the
+ * sandbox side runs (its own walk, as the sandbox user, is there). */
+typedef struct RunnerWalk {
+        pthread_t thread;
+        bool started;
+        const char *dir;
+        WalkFound in_dir, in_root;
+        long long dir_ms, root_ms;
+} RunnerWalk;
+
+static void *runner_walk_thread(void *userdata)
+{
+        RunnerWalk *w = userdata;
+        long long t = now_ms();
+
+        walk_probe_dir(w->dir, &w->in_dir);
+        w->dir_ms = now_ms() - t;
+        t = now_ms();
+        walk_probe_root(getuid(), &w->in_root);
+        w->root_ms = now_ms() - t;
+        return NULL;
+}
+
+static void runner_walk_finish(Report *rep, RunnerWalk *w, const char *open_file)
+{
+        if (!w->started)
+                return;
+        (void)pthread_join(w->thread, NULL);
+        w->started = false;
+        if (w->in_dir.error == 0 && walk_found_names(&w->in_dir, open_file))
+                report_addf(rep, "runner-world-write-control", CHECK_OK, w->dir_ms, false,
+                            "the walk finds %s", open_file);
+        else
+                report_addf(rep, "runner-world-write-control", CHECK_FAIL, w->dir_ms, false,
+                            "the walk of %s found %s", w->dir,
+                            w->in_dir.world_writable_names[0] ? w->in_dir.world_writable_names : "nothing");
+        if (w->in_root.error)
+                report_addf(rep, "runner-world-write", CHECK_FAIL, w->root_ms, false,
+                            "the walk of / stopped: %s", strerror(-w->in_root.error));
+        else if (w->in_root.world_writable)
+                report_addf(rep, "runner-world-write", CHECK_FAIL, w->root_ms, false,
+                            "%llu that all may write, not the runner's: %s",
+                            (unsigned long long)w->in_root.world_writable, w->in_root.world_writable_names);
+        else
+                report_addf(rep, "runner-world-write", CHECK_OK, w->root_ms, false,
+                            "nothing the runner does not own that all may write, in %llu directories",
+                            (unsigned long long)w->in_root.directories);
+        walk_found_done(&w->in_dir);
+        walk_found_done(&w->in_root);
+}
+
+static void runner_walk_stop(RunnerWalk *w)
+{
+        if (w->started)
+                (void)pthread_join(w->thread, NULL);
+        w->started = false;
+        walk_found_done(&w->in_dir);
+        walk_found_done(&w->in_root);
+}
+
 /* ---- the sandbox side ---- */
 
 typedef struct Inside {
@@ -394,7 +475,7 @@ static void on_line(const CheckLine *l, void *userdata)
 }
 
 static int run_inside(Report *rep, const Config *c, const char *home, const Plants *p, const Decoy *decoy,
-                      const EgressTargets *net, char *const *dirs, size_t n_dirs,
+                      const EgressTargets *net, bool walk, char *const *dirs, size_t n_dirs,
                       char (*secrets)[ENVIRON_SECRET_ARG_MAX], size_t n_secrets, char *const *expected,
                       const char *post)
 {
@@ -404,13 +485,13 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         int status = -1, r;
         size_t k = 0, n_err = 0, n_expected = strv_length(expected);
-        long long t = now_ms(), deadline = t + INSIDE_MS;
+        long long t = now_ms(), deadline = t + (walk ? INSIDE_WALK_MS : INSIDE_MS);
         CheckStream stream;
         Inside ctx = { rep };
         AjError e = {};
         bool broken = false;
 
-        argv = calloc(32 + 2 * (n_dirs + n_secrets + c->n_check_allow_tcp_ports +
+        argv = calloc(40 + 2 * (n_dirs + n_secrets + c->n_check_allow_tcp_ports +
                                 strv_length(c->check_allow_sockets) + strv_length(c->stop_services) +
                                 strv_length(net->nameservers)),
                       sizeof(char *));
@@ -458,6 +539,10 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         for (char **ns = net->nameservers; ns && *ns; ns++) {
                 argv[k++] = (char *)"--nameserver";
                 argv[k++] = *ns;
+        }
+        if (walk) {
+                argv[k++] = (char *)"--walk";
+                argv[k++] = (char *)p->path_dir;
         }
         for (char **u = c->stop_services; *u; u++) {
                 argv[k++] = (char *)"--service";
@@ -567,7 +652,7 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
 static int usage_error(const char *what, const char *arg)
 {
         fprintf(stderr, "%s: %s%s\n", prog, what, arg);
-        fputs("usage: agentic-job sandbox check [--record | --unless-passed] [--json]\n", stderr);
+        fputs("usage: agentic-job sandbox check [--record | --unless-passed] [--json] [--walk]\n", stderr);
         return CLIENT_EXIT_USAGE;
 }
 
@@ -581,9 +666,11 @@ int sandbox_check_main(int argc, char **argv)
         _cleanup_(report_freep) Report *rep = NULL;
         _cleanup_(decoy_stop) Decoy decoy = DECOY_NULL;
         _cleanup_(egress_targets_done) EgressTargets net = {};
+        _cleanup_(probe_runner_su_stop) RunnerSu su = RUNNER_SU_NULL;
+        _cleanup_(runner_walk_stop) RunnerWalk runner_walk = {};
         char secrets[2][ENVIRON_SECRET_ARG_MAX], *secret_names[2];
         size_t n_secrets = 0;
-        bool record = false, unless_passed = false, json = false;
+        bool record = false, unless_passed = false, json = false, walk = false;
         size_t config_size = 0, policy_size = 0, n_dirs = 0;
         Plants plants = { .tcp4 = -EBADF,
                           .tcp6 = -EBADF,
@@ -613,6 +700,9 @@ int sandbox_check_main(int argc, char **argv)
                         break;
                 case CHECK_JSON:
                         flag = &json;
+                        break;
+                case CHECK_WALK:
+                        flag = &walk;
                         break;
                 }
                 if (!flag)
@@ -713,14 +803,19 @@ int sandbox_check_main(int argc, char **argv)
                 if (!dirs[i])
                         return fail_run("out of memory");
         control_oidc(rep, secrets, secret_names, &n_secrets);
-        if (inside_expected_names(dirs, n_dirs, secret_names, n_secrets, config->stop_services, &expected) <
-            0)
+        if (inside_expected_names(dirs, n_dirs, secret_names, n_secrets, config->stop_services, walk,
+                                  &expected) < 0)
                 return fail_run("out of memory");
 
         r = plants_make(&plants);
         if (r < 0) {
                 plants_done(&plants);
                 return fail_run("cannot plant the probes' targets: %s", strerror(-r));
+        }
+        r = probe_runner_su_start(config, &su);
+        if (r < 0) {
+                plants_done(&plants);
+                return fail_run("cannot start su: %s", strerror(-r));
         }
         r = decoy_start(&decoy);
         if (r < 0) {
@@ -741,8 +836,23 @@ int sandbox_check_main(int argc, char **argv)
                 plants_done(&plants);
                 return CLIENT_EXIT_USAGE;
         }
-        r = run_inside(rep, config, home, &plants, &decoy, &net, dirs, n_dirs, secrets, n_secrets, expected,
-                       post);
+        if (walk) {
+                runner_walk.dir = plants.path_dir;
+                r = pthread_create(&runner_walk.thread, NULL, runner_walk_thread, &runner_walk);
+                if (r != 0) {
+                        plants_done(&plants);
+                        return fail_run("cannot start the runner's walk: %s", strerror(r));
+                }
+                runner_walk.started = true;
+        } else
+                report_add(
+                        rep, "walk", CHECK_NOTE, 0,
+                        "world-writable, runner-world-write and setuid-unowned are made with --walk (a walk "
+                        "of the root filesystem)",
+                        false);
+        r = run_inside(rep, config, home, &plants, &decoy, &net, walk, dirs, n_dirs, secrets, n_secrets,
+                       expected, post);
+        runner_walk_finish(rep, &runner_walk, plants.open_file);
         if (r < 0) {
                 plants_done(&plants);
                 return fail_run("cannot run the sandbox side: %s", strerror(-r));
@@ -750,6 +860,7 @@ int sandbox_check_main(int argc, char **argv)
         plants_done(&plants);
         control_decoy(rep, &decoy);
         decoy_stop(&decoy);
+        probe_runner_su_finish(rep, &su);
 
         if (record && report_failed(rep) == 0) {
                 char why[256];

@@ -38,12 +38,14 @@
 #include "egress-attempt.h"
 #include "egress-policy.h"
 #include "macro.h"
+#include "package-owner.h"
 #include "probe-emit.h"
 #include "probe-processes.h"
 #include "probes.h"
 #include "procnet.h"
 #include "ptrace-scope.h"
 #include "read-file.h"
+#include "walk-probe.h"
 
 extern char **environ;
 
@@ -57,11 +59,14 @@ extern char **environ;
 #define RUN0          "/usr/bin/run0"
 #define SUDO          "/usr/bin/sudo"
 #define SYSTEMCTL     "/usr/bin/systemctl"
+#define DPKG_QUERY    "/usr/bin/dpkg-query"
+#define RPM           "/usr/bin/rpm"
 #define METADATA_URL  "http://169.254.169.254/"
 #define CURL          "/usr/bin/curl"
-#define PROGRAM_MS    10000 /* any program a probe runs */
-#define CONNECT_MS    1000  /* one local connect() */
-#define ALL_MS        45000 /* every probe */
+#define PROGRAM_MS    10000  /* any program a probe runs */
+#define CONNECT_MS    1000   /* one local connect() */
+#define ALL_MS        45000  /* every probe */
+#define WALK_ALL_MS   900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
 #define MAX_LISTENERS 1024
 
 static InsideArgs args_storage;
@@ -967,11 +972,13 @@ static void *probe_local_sockets(void *unused)
         _cleanup_fclose_ FILE *f = NULL;
         long long t = probe_now_ms();
         char list[CHECK_DETAIL_MAX] = "", line[512], home[PATH_MAX] = "/", runtime[64];
-        const struct passwd *pw = getpwuid(getuid());
+        struct passwd pwd, *pw = NULL;
+        char pwbuf[4096];
         unsigned tried = 0;
 
         (void)unused;
-        if (pw)
+        /* getpwuid_r: the other probes' threads look the user up too. */
+        if (getpwuid_r(getuid(), &pwd, pwbuf, sizeof(pwbuf), &pw) == 0 && pw)
                 (void)snprintf(home, sizeof(home), "%s", pw->pw_dir);
         (void)snprintf(runtime, sizeof(runtime), "/run/user/%u/", (unsigned)getuid());
         if (path_reaches(args->socket_control, SOCK_STREAM))
@@ -1189,6 +1196,95 @@ static void *probe_services(void *unused)
         return NULL;
 }
 
+/* --walk: setup's walk again, as the sandbox user, changing nothing: what all may write (setup took o+w
+ * away) and the set-id programs of root's that no package vouches for (setup took their bit away). */
+static void *probe_walk(void *unused)
+{
+        WalkFound dir, root;
+        _cleanup_free_ bool *owned = NULL;
+        char control[PATH_MAX], unowned[CHECK_DETAIL_MAX] = "", vouched[PATH_MAX] = "";
+        long long t = probe_now_ms();
+        const char *dpkg = access(DPKG_QUERY, X_OK) == 0 ? DPKG_QUERY : NULL;
+        const char *rpm = access(RPM, X_OK) == 0 ? RPM : NULL;
+        AjError e = {};
+        int r;
+
+        (void)unused;
+        if (!args->walk_dir)
+                return NULL;
+        (void)snprintf(control, sizeof(control), "%s/world-writable", args->walk_dir);
+        walk_probe_dir(args->walk_dir, &dir);
+        if (dir.error == 0 && walk_found_names(&dir, control))
+                probe_emit("world-writable-control", "ok", t, "the walk finds %s", control);
+        else
+                probe_emit("world-writable-control", "fail", t, "the walk of %s found %s (%s)",
+                           args->walk_dir,
+                           dir.world_writable_names[0] ? dir.world_writable_names : "nothing",
+                           dir.error ? strerror(-dir.error) : "not the planted file");
+        walk_found_done(&dir);
+
+        t = probe_now_ms();
+        walk_probe_root(getuid(), &root);
+        if (root.error)
+                probe_emit("world-writable", "fail", t, "the walk of / stopped: %s", strerror(-root.error));
+        else if (root.world_writable)
+                probe_emit("world-writable", "fail", t, "%llu that all may write: %s",
+                           (unsigned long long)root.world_writable, root.world_writable_names);
+        else
+                probe_emit("world-writable", "ok", t,
+                           "nothing that all may write in %llu directories (%llu it may not read)",
+                           (unsigned long long)root.directories, (unsigned long long)root.denied);
+
+        t = probe_now_ms();
+        owned = calloc(root.n_setuid + 1, sizeof(bool));
+        r = !owned          ? -ENOMEM
+            : !dpkg && !rpm ? -ENOENT
+                            : package_owners(dpkg, rpm, root.setuid, root.n_setuid, owned, &e);
+        if (r == -ENOENT) {
+                probe_emit("setuid-control", "note", t,
+                           "neither " DPKG_QUERY " nor " RPM ": no package to ask");
+                probe_emit("setuid-unowned", "note", t, "not probed: no package database to ask");
+                walk_found_done(&root);
+                return NULL;
+        }
+        if (r < 0 || root.error) {
+                probe_emit("setuid-control", "fail", t, "%s",
+                           r < 0 ? (e.message[0] ? e.message : strerror(-r)) : "the walk of / stopped");
+                probe_emit("setuid-unowned", "note", t, "not probed: its control failed");
+                walk_found_done(&root);
+                return NULL;
+        }
+        for (size_t i = 0; i < root.n_setuid; i++) {
+                const char *base = strrchr(root.setuid[i], '/');
+
+                if (owned[i] && !vouched[0] && base &&
+                    (strcmp(base, "/su") == 0 || strcmp(base, "/sudo") == 0))
+                        (void)snprintf(vouched, sizeof(vouched), "%s", root.setuid[i]);
+                if (!owned[i]) {
+                        size_t l = strlen(unowned);
+                        (void)snprintf(unowned + l, sizeof(unowned) - l, "%s%s", l ? " " : "",
+                                       root.setuid[i]);
+                }
+        }
+        if (vouched[0])
+                probe_emit("setuid-control", "ok", t,
+                           "%s is set-id root and its package owns it (%zu such programs)", vouched,
+                           root.n_setuid);
+        else
+                probe_emit("setuid-control", "fail", t,
+                           "the walk found no su or sudo set-id root that a package owns");
+        if (root.setuid_truncated)
+                probe_emit("setuid-unowned", "fail", t, "more than %d set-id programs of root's",
+                           WALK_PROBE_MAX_SETUID);
+        else if (unowned[0])
+                probe_emit("setuid-unowned", "fail", t, "no package owns %s", unowned);
+        else
+                probe_emit("setuid-unowned", "ok", t, "a package owns each of %zu set-id programs of root's",
+                           root.n_setuid);
+        walk_found_done(&root);
+        return NULL;
+}
+
 /* ---- the command ---- */
 
 static void *probe_processes(void *unused)
@@ -1210,16 +1306,27 @@ static const struct {
         const char *group;
         void *(*run)(void *);
 } probes[] = {
-        { "privilege", probe_groups },        { "privilege", probe_sudo },
-        { "privilege", probe_ptrace_scope },  { "processes", probe_processes },
-        { "processes", probe_environ },       { "files", probe_private_dirs },
-        { "files", probe_state_write },       { "privilege", probe_user_manager },
-        { "privilege", probe_polkit },        { "privilege", probe_linger },
-        { "privilege", probe_run0 },          { "network", probe_network },
-        { "network", probe_egress_post },     { "network", probe_egress_raw },
-        { "local-ipc", probe_local_tcp },     { "local-ipc", probe_local_abstract },
-        { "local-ipc", probe_local_sockets }, { "local-ipc", probe_local_udp },
-        { "schedulers", probe_schedulers },   { "services", probe_services },
+        { "privilege", probe_groups },
+        { "privilege", probe_sudo },
+        { "privilege", probe_ptrace_scope },
+        { "processes", probe_processes },
+        { "processes", probe_environ },
+        { "files", probe_private_dirs },
+        { "files", probe_state_write },
+        { "privilege", probe_user_manager },
+        { "privilege", probe_polkit },
+        { "privilege", probe_linger },
+        { "privilege", probe_run0 },
+        { "network", probe_network },
+        { "network", probe_egress_post },
+        { "network", probe_egress_raw },
+        { "local-ipc", probe_local_tcp },
+        { "local-ipc", probe_local_abstract },
+        { "local-ipc", probe_local_sockets },
+        { "local-ipc", probe_local_udp },
+        { "schedulers", probe_schedulers },
+        { "services", probe_services },
+        { "files", probe_walk },
 };
 
 static bool wanted(size_t i)
@@ -1257,7 +1364,7 @@ int sandbox_probe_inside_main(int argc, char **argv)
                 return 2;
         }
         clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_sec += ALL_MS / 1000;
+        deadline.tv_sec += (args->walk_dir ? WALK_ALL_MS : ALL_MS) / 1000;
         for (size_t i = 0; i < ELEMENTSOF(probes); i++) {
                 pthread_t t;
 

@@ -167,7 +167,8 @@ void probe_environments(const InsideArgs *a)
         EnvironScan all = { .canary = a->canary, .secrets = a->secrets, .n_secrets = a->n_secrets };
         unsigned read_n = 0, refused = 0;
         long long t = probe_now_ms();
-        const struct passwd *pw = getpwuid(getuid());
+        struct passwd pwd, *pw = NULL;
+        char pwbuf[4096];
         DIR *d;
 
         /* Its own environment, as the process has it (not only as it started). */
@@ -180,6 +181,9 @@ void probe_environments(const InsideArgs *a)
                 probe_emit("env-job-variables", "ok", t,
                            "no " ENVIRON_JOB_PREFIX "* in its own environment");
 
+        /* getpwuid_r: the other probes' threads look the user up too. */
+        if (getpwuid_r(getuid(), &pwd, pwbuf, sizeof(pwbuf), &pw) != 0)
+                pw = NULL;
         (void)snprintf(home_entry, sizeof(home_entry), "HOME=%s", pw ? pw->pw_dir : "?");
         all.entry = home_entry;
         d = buf ? opendir("/proc") : NULL;

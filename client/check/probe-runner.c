@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "probe-runner.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +53,8 @@ static const char *first_line_of(const char *s, char *buf, size_t size)
 
 void probe_runner_lock(Report *rep, const Config *c)
 {
-        static const char *const names[] = { "runner-sudo-control", "runner-sudo",   "runner-sudo-list",
-                                             "runner-run0",         "runner-pkexec", "runner-su" };
+        static const char *const names[] = { "runner-sudo-control", "runner-sudo", "runner-sudo-list",
+                                             "runner-run0", "runner-pkexec" };
         char line[256];
         long long t;
         int r;
@@ -121,9 +124,6 @@ void probe_runner_lock(Report *rep, const Config *c)
                           PKEXEC_PATH,
                           { (char *)PKEXEC_PATH, (char *)"--disable-internal-agent", (char *)TRUE_PATH,
                             NULL } },
-                        { "runner-su",
-                          SU_PATH,
-                          { (char *)SU_PATH, (char *)"-c", (char *)TRUE_PATH, (char *)"root", NULL } },
                 };
 
                 for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
@@ -142,4 +142,82 @@ void probe_runner_lock(Report *rep, const Config *c)
                                     tries[i].path, r, r != 0 ? first_line_of(out, line, sizeof(line)) : "");
                 }
         }
+}
+
+int probe_runner_su_start(const Config *c, RunnerSu *ret)
+{
+        int p[2];
+
+        *ret = (RunnerSu){ .pid = 0, .out = -EBADF, .start = now_ms(), .locked = c->lock_runner };
+        if (!c->lock_runner || access(SU_PATH, X_OK) < 0)
+                return 0;
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        ret->pid = fork();
+        if (ret->pid < 0) {
+                int r = -errno;
+
+                close(p[0]);
+                close(p[1]);
+                ret->pid = 0;
+                return r;
+        }
+        if (ret->pid == 0) {
+                char *argv[] = {
+                        (char *)TIMEOUT_PATH, (char *)"10", (char *)SU_PATH, (char *)"-c", (char *)TRUE_PATH,
+                        (char *)"root",       NULL
+                };
+                char *env[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C", NULL };
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+                        _exit(127);
+                execve(argv[0], argv, env);
+                _exit(127);
+        }
+        close(p[1]);
+        ret->out = p[0];
+        return 0;
+}
+
+void probe_runner_su_finish(Report *rep, RunnerSu *s)
+{
+        _cleanup_free_ char *out = NULL;
+        int r;
+
+        if (!s->locked) {
+                report_add(rep, "runner-su", CHECK_NOTE, 0,
+                           "[sandbox] lock-runner = false: the runner keeps its rights; not probed", false);
+                return;
+        }
+        if (s->pid == 0) {
+                report_add(rep, "runner-su", CHECK_NOTE, 0, SU_PATH " is not installed: nothing to refuse",
+                           false);
+                return;
+        }
+        (void)read_pipe_bounded(s->out, OUT_MAX, &out, NULL);
+        closep(&s->out);
+        s->out = -EBADF;
+        r = wait_exit_status(s->pid);
+        s->pid = 0;
+        if (r != 0) {
+                char line[256];
+
+                report_addf(rep, "runner-su", CHECK_OK, now_ms() - s->start, false,
+                            SU_PATH " refused the runner a command as root (status %d: %s)", r,
+                            first_line_of(out, line, sizeof(line)));
+        } else
+                report_addf(rep, "runner-su", CHECK_FAIL, now_ms() - s->start, false,
+                            SU_PATH " ran a command as root for the runner (status 0)");
+}
+
+void probe_runner_su_stop(RunnerSu *s)
+{
+        if (s->pid > 0) {
+                (void)kill(s->pid, SIGKILL);
+                (void)wait_exit_status(s->pid);
+                s->pid = 0;
+        }
+        closep(&s->out);
+        s->out = -EBADF;
 }

@@ -15,12 +15,11 @@
 #include "harden-walk.h"
 #include "macro.h"
 #include "mountinfo.h"
+#include "package-owner.h"
 #include "ptrace-scope.h"
 #include "setup-text.h"
 #include "setup.h"
 #include "spawn.h"
-
-#define PACKAGE_QUERY_MAX (4 * 1024 * 1024)
 
 static const char *const temporary_trees[] = { "/tmp", "/var/tmp", NULL };
 
@@ -128,82 +127,6 @@ int stage_walk(Setup *s, AjError *reterr)
         return r;
 }
 
-/* The same path under the top-level link of a merged /usr (/bin -> usr/bin): dpkg's database may name
- * either. NULL when there is none. */
-static char *merged_usr_alias(const char *path)
-{
-        char top[64], target[64], usr[80];
-        const char *rest;
-        ssize_t n;
-        char *alias;
-
-        if (strncmp(path, "/usr/", 5) != 0)
-                return NULL;
-        rest = strchr(path + 5, '/');
-        if (!rest || (size_t)(rest - path - 4) >= sizeof(top))
-                return NULL;
-        (void)snprintf(top, sizeof(top), "%.*s", (int)(rest - path - 4), path + 4); /* "/bin" */
-        n = readlink(top, target, sizeof(target) - 1);
-        if (n <= 0)
-                return NULL;
-        target[n] = '\0';
-        (void)snprintf(usr, sizeof(usr), "/usr%s", top);
-        if (strcmp(target, usr) != 0 && strcmp(target, usr + 1) != 0)
-                return NULL;
-        return asprintf(&alias, "%s", path + 4) < 0 ? NULL : alias;
-}
-
-/* For each program, whether a package owns it: owned[i]. */
-static int query_owners(const Setup *s, char **programs, size_t n, bool *owned, AjError *reterr)
-{
-        Strv argv = { 0 };
-        _cleanup_free_ char *out = NULL;
-        int r = 0, status;
-
-        if (!s->tools.dpkg_query) {
-                for (size_t i = 0; i < n; i++) {
-                        char *rpm[] = { s->tools.rpm, (char *)"-qf", (char *)"--", programs[i], NULL };
-
-                        status = spawn_wait(rpm, NULL, SPAWN_STDOUT, 0, NULL, NULL);
-                        if (status < 0)
-                                return aj_error(reterr, -status, 0, 0, "rpm: %s", strerror(-status));
-                        owned[i] = status == 0;
-                }
-                return 0;
-        }
-        if ((r = strv_push(&argv, strdup(s->tools.dpkg_query))) < 0 ||
-            (r = strv_push(&argv, strdup("-S"))) < 0 || (r = strv_push(&argv, strdup("--"))) < 0)
-                goto out;
-        for (size_t i = 0; i < n; i++) {
-                char *alias = merged_usr_alias(programs[i]);
-
-                if (package_query_literal(programs[i]) && (r = strv_push(&argv, strdup(programs[i]))) < 0)
-                        goto out;
-                if (alias && package_query_literal(alias) && (r = strv_push(&argv, alias)) < 0)
-                        goto out;
-                if (alias && !package_query_literal(alias))
-                        free(alias);
-        }
-        if (argv.n == 3)
-                goto out; /* nothing to ask: all unowned */
-        /* Status 1 means some path is not found: that is the answer, not a failure. */
-        status = spawn_wait(argv.v, NULL, SPAWN_STDOUT, PACKAGE_QUERY_MAX, &out, NULL);
-        if (status != 0 && status != 1) {
-                r = aj_error(reterr, EIO, 0, 0, "dpkg-query -S failed (status %d)", status);
-                goto out;
-        }
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *alias = merged_usr_alias(programs[i]);
-
-                owned[i] = package_query_literal(programs[i]) &&
-                           (dpkg_query_lists(out, programs[i]) ||
-                            (alias && package_query_literal(alias) && dpkg_query_lists(out, alias)));
-        }
-out:
-        strv_clear(&argv);
-        return r == -ENOMEM ? aj_error(reterr, ENOMEM, 0, 0, "out of memory") : r;
-}
-
 static int strip(const Setup *s, const char *path, mode_t bit, AjError *reterr)
 {
         _cleanup_close_ int fd = -EBADF;
@@ -233,7 +156,7 @@ static int strip_unowned(Setup *s, Strv *programs, mode_t bit, AjError *reterr)
         owned = calloc(programs->n, sizeof(bool));
         if (!owned)
                 return -ENOMEM;
-        r = query_owners(s, programs->v, programs->n, owned, reterr);
+        r = package_owners(s->tools.dpkg_query, s->tools.rpm, programs->v, programs->n, owned, reterr);
         for (size_t i = 0; r >= 0 && i < programs->n; i++)
                 if (owned[i])
                         kept++;

@@ -84,12 +84,13 @@ check() {
 }
 show() { sed 's/^/# | /' "$work/out" "$work/err"; }
 
-# expect_failing WHAT "NAMES...": the check fails (status 1) with exactly these probe names, and says so
-# on standard error; or, with no names, passes (status 0).
+# expect_failing WHAT "NAMES...": the check (with CHECK_ARGS) fails (status 1) with exactly these probe
+# names, and says so on standard error; or, with no names, passes (status 0).
+CHECK_ARGS=()
 expect_failing() {
         local what=$1 want
         want=$(tr ' ' '\n' <<<"$2" | sed '/^$/d' | sort -u | tr '\n' ' ' | sed 's/ $//')
-        check
+        check "${CHECK_ARGS[@]}"
         if [ -z "$want" ]; then
                 if [ "$status" = 0 ] && [ -z "$failed" ]; then
                         pass "$what: the check passes (in $elapsed_ms ms)"
@@ -128,14 +129,14 @@ PROBES=(private-dir-control metadata-control groups-control groups sudo-control 
         signal-runner-control signal-runner tiocsti-control tiocsti environ-sandbox-control environ-canary
         environ-job-variables env-job-variables service-control "service:$DAEMON")
 # run0 where systemd has it (trixie); notes where it has not (bookworm). No pkexec in the test hosts. No
-# OIDC request values in this job (oidc-control).
-NOTES=3
+# OIDC request values in this job (oidc-control). No --walk (walk).
+NOTES=4
 expect_contains "no pkexec: a note" "note [runner-pkexec] /usr/bin/pkexec is not installed" "$(cat "$work/out")"
 if [ -x /usr/bin/run0 ]; then
         PROBES+=(run0-control run0 runner-run0)
         RUN0=run0
 else
-        NOTES=6
+        NOTES=7
         RUN0=
         expect_contains "no run0: a note" "note [run0] not probed: there is no run0" "$(cat "$work/out")"
         expect_contains "no run0: a note of the runner's too" "note [runner-run0] /usr/bin/run0 is not installed" \
@@ -156,6 +157,8 @@ done
 expect_eq "every line is a result, but the last" "" \
         "$(sed '$d' "$work/out" | grep -vE '^(ok|FAIL|note) \[[^]]+\] ' | head -n 3)"
 expect_contains "kill-user is named in a note" "note [kill-user] ended " "$(cat "$work/out")"
+expect_contains "without --walk: a note" "note [walk] world-writable, runner-world-write and setuid-unowned are made with --walk" \
+        "$(cat "$work/out")"
 expect_contains "no OIDC request values: a note" "note [oidc-control] no ACTIONS_ID_TOKEN_REQUEST_URL nor _TOKEN" \
         "$(cat "$work/out")"
 expect_eq "the last line counts them" "${#PROBES[@]} ok, 0 failed, $NOTES notes" "$(tail -n1 "$work/out")"
@@ -398,6 +401,35 @@ wait "$path_pid" 2>/dev/null
 rm -f /run/ajt-check.sock
 
 expect_failing "everything restored" ""
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# --walk: setup's walk again, report-only, as the sandbox user and as the runner"
+CHECK_ARGS=(--walk)
+expect_failing "the check with --walk" ""
+for p in world-writable-control world-writable runner-world-write-control runner-world-write setuid-control setuid-unowned; do
+        expect_eq "--walk: ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
+done
+expect_eq "--walk: no note of the walk" 0 "$(grep -c '^note \[walk\]' "$work/out")"
+grep -E '^ok \[(world-writable|runner-world-write|setuid-unowned)\]' "$work/out" | sed 's/^/# | /'
+echo "# ${AJH_RELEASE:-?}: the check with --walk took $elapsed_ms ms"
+install -m 0666 /dev/null /etc/ajt-world-writable
+on_exit "rm -f /etc/ajt-world-writable"
+expect_failing "a file of root's that all may write" "runner-world-write world-writable"
+expect_contains "it is named" "/etc/ajt-world-writable" "$(grep '^FAIL \[world-writable\]' "$work/out")"
+rm -f /etc/ajt-world-writable
+install -d -m 0777 /var/lib/ajt-open
+on_exit "rmdir /var/lib/ajt-open"
+expect_failing "a directory of root's that all may write, no sticky bit" "runner-world-write world-writable"
+chmod 1777 /var/lib/ajt-open
+expect_failing "the same with the sticky bit" ""
+rmdir /var/lib/ajt-open
+install -m 4755 /bin/true /usr/local/bin/ajt-setuid
+on_exit "rm -f /usr/local/bin/ajt-setuid"
+expect_failing "a set-uid program of root's that no package owns" "setuid-unowned"
+expect_contains "it is named" "/usr/local/bin/ajt-setuid" "$(grep '^FAIL \[setuid-unowned\]' "$work/out")"
+rm -f /usr/local/bin/ajt-setuid
+expect_failing "the walk's removals put back" ""
+CHECK_ARGS=()
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# processes and environments"

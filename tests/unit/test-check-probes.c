@@ -16,10 +16,12 @@
 #include "procnet.h"
 #include "ptrace-scope.h"
 #include "sudo-list.h"
+#include "walk-probe.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 START_TEST(test_plan_matches_table)
@@ -32,7 +34,7 @@ START_TEST(test_plan_matches_table)
 
         char *const services[] = { (char *)"docker.service", NULL };
 
-        ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, &names), 0);
+        ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, true, &names), 0);
         /* Every name the runner waits for is a sandbox-side probe of the table... */
         for (char **n = names; *n; n++) {
                 const ProbeDef *d = probe_lookup(*n);
@@ -57,12 +59,22 @@ START_TEST(test_plan_matches_table)
                         found = found || strcmp(*n, t) == 0;
                 ck_assert_msg(found, "%s is never waited for", t);
         }
-        /* private-dir: twice, oidc-value: twice, service: once */
+        /* private-dir: twice, oidc-value: twice, service: once; the walk's last */
         ck_assert_uint_eq(n_param, 3);
         ck_assert_uint_eq(strv_length(names), n_sandbox + 5);
-        ck_assert_str_eq(names[strv_length(names) - 4], "private-dir:/opt/x");
-        ck_assert_str_eq(names[strv_length(names) - 2], "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN");
-        ck_assert_str_eq(names[strv_length(names) - 1], "service:docker.service");
+        ck_assert_str_eq(names[strv_length(names) - 8], "private-dir:/opt/x");
+        ck_assert_str_eq(names[strv_length(names) - 6], "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN");
+        ck_assert_str_eq(names[strv_length(names) - 5], "service:docker.service");
+        ck_assert_str_eq(names[strv_length(names) - 1], "setuid-unowned");
+        {
+                _cleanup_strv_free_ char **plain = NULL;
+
+                /* Without the walk, none of its names is waited for. */
+                ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, false, &plain), 0);
+                ck_assert_uint_eq(strv_length(plain), strv_length(names) - 4);
+                for (char **n = plain; *n; n++)
+                        ck_assert_msg(strcmp(*n, "world-writable") != 0, "the walk's name without --walk");
+        }
         ck_assert_ptr_nonnull(probe_lookup("oidc-value:X"));
         ck_assert(probe_group_known("processes"));
         ck_assert(!probe_group_known("nothing"));
@@ -113,6 +125,8 @@ START_TEST(test_inside_args)
                        "443",
                        "--nameserver",
                        "2001:db8::53",
+                       "--walk",
+                       "/tmp/" PROBE_ABSTRACT_PREFIX "x1",
                        "--only",
                        "processes",
                        NULL };
@@ -137,6 +151,7 @@ START_TEST(test_inside_args)
         ck_assert_str_eq(a.egress_addr, "203.0.113.10");
         ck_assert_uint_eq(a.egress_port, 443);
         ck_assert_str_eq(a.nameserver[0], "2001:db8::53");
+        ck_assert_str_eq(a.walk_dir, "/tmp/" PROBE_ABSTRACT_PREFIX "x1");
 
         static const char *const bad[][3] = {
                 { "--proxy-port", "3128", NULL },       /* repeated */
@@ -162,7 +177,7 @@ START_TEST(test_inside_args)
                   NULL },
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                char *argv[40];
+                char *argv[96];
                 int n = 0;
 
                 for (size_t j = 0; ok[j]; j++)
@@ -222,7 +237,7 @@ START_TEST(test_inside_args_decoy)
         AjError e = {};
 
         for (size_t i = 0; i < ELEMENTSOF(bad) + 3; i++) {
-                char *argv[40];
+                char *argv[96];
                 int n = 0;
 
                 for (size_t j = 0; j < ELEMENTSOF(base); j++)
@@ -456,6 +471,47 @@ START_TEST(test_unix_path_lines)
 }
 END_TEST
 
+/* The walk's probes on a tree made here: a file and a directory all may write are found (a directory
+ * with the sticky bit is not), the walker's own are left out of the root walk, a link is not followed. */
+START_TEST(test_walk_probe_dir)
+{
+        char dir[] = "/tmp/test-walk-probe.XXXXXX", path[128];
+        WalkFound f;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        (void)snprintf(path, sizeof(path), "%s/open", dir);
+        ck_assert_int_eq(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+        ck_assert_int_eq(chmod(path, 0666), 0);
+        walk_probe_dir(dir, &f);
+        ck_assert_int_eq(f.error, 0);
+        ck_assert_uint_eq(f.world_writable, 1);
+        ck_assert_str_eq(f.world_writable_names + strlen(dir), "/open");
+        walk_found_done(&f);
+
+        (void)snprintf(path, sizeof(path), "%s/sticky", dir);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+        ck_assert_int_eq(chmod(path, 01777), 0);
+        (void)snprintf(path, sizeof(path), "%s/link", dir);
+        ck_assert_int_eq(symlink("/tmp", path), 0); /* a link to a 1777 directory with o+w entries */
+        walk_probe_dir(dir, &f);
+        ck_assert_uint_eq(f.world_writable, 1);
+        walk_found_done(&f);
+
+        (void)snprintf(path, sizeof(path), "%s/sticky", dir);
+        ck_assert_int_eq(chmod(path, 0777), 0);
+        walk_probe_dir(dir, &f);
+        ck_assert_uint_eq(f.world_writable, 2);
+        ck_assert_ptr_nonnull(strstr(f.world_writable_names, "/sticky"));
+        walk_found_done(&f);
+
+        (void)snprintf(path, sizeof(path), "rm -rf %s", dir);
+        ck_assert_int_eq(system(path), 0);
+        walk_probe_dir(dir, &f);
+        ck_assert_int_lt(f.error, 0); /* no such directory */
+}
+END_TEST
+
 #define H "/usr/local/libexec/agentic-job"
 #define HELPER_RULE                                                                                         \
         "    (root) NOPASSWD: " H " helper ping, " H " helper kill-user, " H                                \
@@ -554,6 +610,7 @@ static Suite *probes_suite(void)
         tcase_add_test(tc, test_tcp_lines);
         tcase_add_test(tc, test_unix_lines);
         tcase_add_test(tc, test_unix_path_lines);
+        tcase_add_test(tc, test_walk_probe_dir);
         suite_add_tcase(s, tc);
         return s;
 }
