@@ -2,6 +2,7 @@
 /* Small macros shared by every file: cleanup attributes and ownership transfer, in the systemd idiom. */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,16 @@ static inline void fclosep(FILE **f)
                 (void)fclose(*f);
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)
+
+static inline void closedirp(DIR **d)
+{
+        if (*d) {
+                int saved = errno;
+                (void)closedir(*d);
+                errno = saved;
+        }
+}
+#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* A NULL-terminated vector of strings, each owned. */
 static inline void strv_free(char **v)

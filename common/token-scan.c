@@ -14,16 +14,6 @@
 
 #include "macro.h"
 
-static inline void closedirp(DIR **d)
-{
-        if (*d) {
-                int saved = errno;
-                (void)closedir(*d);
-                errno = saved;
-        }
-}
-#define _cleanup_closedir_ _cleanup_(closedirp)
-
 static bool errno_denied(int err)
 {
         return err == EACCES || err == EPERM;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job sandbox check [--record | --unless-passed] [--json]: the runner side. It reads the installed
- * configuration (root's alone, as the helper wants it) and the egress policy, plants what the probes aim
- * at (a TCP listener, an abstract socket), makes its own controls, ends every process of the sandbox user
- * (helper kill-user), then runs the sandbox side of every probe in one `helper enter` of this binary and
- * reads its results strictly (check-line.h). */
+/* agentic-job sandbox check [--record | --unless-passed] [--json] [--walk]: the runner side. It reads
+ * the installed configuration (root's alone, as the helper wants it) and the egress policy, plants what
+ * the probes aim at (listeners, sockets, a decoy process), makes its own controls, ends every process of
+ * the sandbox user (helper kill-user), then runs the sandbox side of every probe in one `helper enter` of
+ * this binary and reads its results strictly (check-line.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +38,8 @@
 #include "macro.h"
 #include "probe-decoy.h"
 #include "probe-egress.h"
+#include "probe-emit.h"
+#include "probe-runner-groups.h"
 #include "probe-runner.h"
 #include "probes.h"
 #include "read-file.h"
@@ -77,14 +79,6 @@ static _printf_(1, 2) int fail_run(const char *fmt, ...)
         return CLIENT_EXIT_USAGE;
 }
 
-static long long now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static int random_hex(char *buf, size_t bytes)
 {
         unsigned char raw[32];
@@ -103,7 +97,7 @@ typedef struct Plants {
         int udp4, udp6; /* each answers every datagram with its echo, while the sandbox side runs */
         unsigned tcp_port, udp_port;
         char abstract_name[64];
-        int path_socket;   /* a listening socket of the runner's on a path, 0666 in a 0711 directory */
+        int path_socket;   /* a listening socket of the runner's on a path, 0666, in a directory of /tmp */
         char path_dir[64]; /* "" until made */
         char path_name[96];
         char open_file[96]; /* a file all may write, for the walk's controls; "" until made */
@@ -252,7 +246,7 @@ static void control_local_udp(Report *rep, const Plants *p)
                                   .sin_port = htons((uint16_t)p->udp_port),
                                   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         struct pollfd pf = { p->udp4, POLLIN, 0 };
-        long long t = now_ms();
+        long long t = probe_now_ms();
         ssize_t n = -1;
 
         if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof(to)) == 0 &&
@@ -266,26 +260,26 @@ static void control_local_udp(Report *rep, const Plants *p)
                 }
         }
         if (n == (ssize_t)strlen(PROBE_UDP_PAYLOAD))
-                report_addf(rep, "local-udp-control", CHECK_OK, now_ms() - t, false,
+                report_addf(rep, "local-udp-control", CHECK_OK, probe_now_ms() - t, false,
                             "the runner's datagram to 127.0.0.1:%u came back", p->udp_port);
         else
-                report_addf(rep, "local-udp-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "local-udp-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "the runner's datagram to 127.0.0.1:%u did not come back", p->udp_port);
 }
 
 static void control_private_dir(Report *rep, const char *home)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         DIR *d = opendir(home);
         bool ok = d && readdir(d);
 
         if (d)
                 closedir(d);
         if (ok)
-                report_addf(rep, "private-dir-control", CHECK_OK, now_ms() - t, false, "the runner lists %s",
-                            home);
+                report_addf(rep, "private-dir-control", CHECK_OK, probe_now_ms() - t, false,
+                            "the runner lists %s", home);
         else
-                report_addf(rep, "private-dir-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "private-dir-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "the runner cannot list %s", home);
 }
 
@@ -297,14 +291,14 @@ static void control_metadata(Report *rep)
                          (char *)"*",         (char *)METADATA_URL, NULL };
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         _cleanup_free_ char *out = NULL;
-        long long t = now_ms();
+        long long t = probe_now_ms();
         int r = spawn_wait(argv, env, SPAWN_STDOUT, 16, &out, NULL);
 
         if (r >= 0 && out && strlen(out) == 3 && strcmp(out, "000") != 0)
-                report_addf(rep, "metadata-control", CHECK_OK, now_ms() - t, false,
+                report_addf(rep, "metadata-control", CHECK_OK, probe_now_ms() - t, false,
                             "the runner reaches " METADATA_URL " (HTTP %s)", out);
         else
-                report_addf(rep, "metadata-control", CHECK_NOTE, now_ms() - t, false,
+                report_addf(rep, "metadata-control", CHECK_NOTE, probe_now_ms() - t, false,
                             "the runner does not reach " METADATA_URL
                             " (status %d): no metadata service here",
                             r);
@@ -327,7 +321,7 @@ static void control_schedulers(Report *rep)
         for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
                 char *argv[] = { (char *)tries[i].program, (char *)tries[i].arg, NULL };
                 _cleanup_free_ char *out = NULL;
-                long long t = now_ms();
+                long long t = probe_now_ms();
                 int r;
 
                 if (access(tries[i].program, X_OK) < 0) {
@@ -343,10 +337,10 @@ static void control_schedulers(Report *rep)
                 }
                 r = spawn_wait(argv, env, SPAWN_MERGE_STDERR, 1024, &out, NULL);
                 if (r >= 0 && out && !strstr(out, tries[i].refusal))
-                        report_addf(rep, tries[i].name, CHECK_OK, now_ms() - t, false,
+                        report_addf(rep, tries[i].name, CHECK_OK, probe_now_ms() - t, false,
                                     "%s answers the runner (status %d)", tries[i].program, r);
                 else
-                        report_addf(rep, tries[i].name, CHECK_FAIL, now_ms() - t, false,
+                        report_addf(rep, tries[i].name, CHECK_FAIL, probe_now_ms() - t, false,
                                     "%s refused the runner too (status %d): the probe would prove nothing",
                                     tries[i].program, r);
         }
@@ -355,14 +349,14 @@ static void control_schedulers(Report *rep)
 static int kill_user(Report *rep)
 {
         char line[256];
-        long long t = now_ms();
+        long long t = probe_now_ms();
         int r = helper_kill_user(line, sizeof(line));
 
         if (r != 0) {
                 fprintf(stderr, "%s: helper kill-user failed (status %d): %s\n", prog, r, line);
                 return -EIO;
         }
-        report_add(rep, "kill-user", CHECK_NOTE, now_ms() - t, line, false);
+        report_add(rep, "kill-user", CHECK_NOTE, probe_now_ms() - t, line, false);
         return 0;
 }
 
@@ -414,13 +408,13 @@ typedef struct RunnerWalk {
 static void *runner_walk_thread(void *userdata)
 {
         RunnerWalk *w = userdata;
-        long long t = now_ms();
+        long long t = probe_now_ms();
 
         walk_probe_dir(w->dir, &w->in_dir);
-        w->dir_ms = now_ms() - t;
-        t = now_ms();
+        w->dir_ms = probe_now_ms() - t;
+        t = probe_now_ms();
         walk_probe_root(getuid(), &w->in_root);
-        w->root_ms = now_ms() - t;
+        w->root_ms = probe_now_ms() - t;
         return NULL;
 }
 
@@ -485,7 +479,7 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         int status = -1, r;
         size_t k = 0, n_err = 0, n_expected = strv_length(expected);
-        long long t = now_ms(), deadline = t + (walk ? INSIDE_WALK_MS : INSIDE_MS);
+        long long t = probe_now_ms(), deadline = t + (walk ? INSIDE_WALK_MS : INSIDE_MS);
         CheckStream stream;
         Inside ctx = { rep };
         AjError e = {};
@@ -574,12 +568,12 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                                         { en.err_fd, POLLIN, 0 },
                                         { p->udp4, POLLIN, 0 },
                                         { p->udp6, POLLIN, 0 } };
-                long long left = deadline - now_ms();
+                long long left = deadline - probe_now_ms();
                 char buf[4096];
                 ssize_t m;
 
                 if (left <= 0) {
-                        report_add(rep, "probe-inside", CHECK_FAIL, now_ms() - t,
+                        report_add(rep, "probe-inside", CHECK_FAIL, probe_now_ms() - t,
                                    "the sandbox side did not end in time", false);
                         broken = true;
                         break;
@@ -611,7 +605,7 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                                 continue;
                         }
                         if (!broken && check_stream_feed(&stream, buf, (size_t)m, on_line, &ctx, &e) < 0) {
-                                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, true,
+                                report_addf(rep, "probe-inside", CHECK_FAIL, probe_now_ms() - t, true,
                                             "the sandbox side wrote what is not a result: %s", e.message);
                                 broken = true;
                         }
@@ -622,23 +616,23 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         status = wait_exit_status(en.pid);
         entered_done(&en);
         if (!broken && check_stream_end(&stream, &e) < 0) {
-                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, true,
+                report_addf(rep, "probe-inside", CHECK_FAIL, probe_now_ms() - t, true,
                             "the sandbox side wrote what is not a result: %s", e.message);
                 broken = true;
         }
         errbuf[n_err] = '\0';
         if (!broken && n_err > 0) {
-                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, true,
+                report_addf(rep, "probe-inside", CHECK_FAIL, probe_now_ms() - t, true,
                             "the sandbox side wrote on standard error: %s", errbuf);
                 broken = true;
         }
         if (!broken && status != 0) {
-                report_addf(rep, "probe-inside", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "probe-inside", CHECK_FAIL, probe_now_ms() - t, false,
                             "the sandbox side ended with status %d", status);
                 broken = true;
         }
         if (!broken)
-                report_add(rep, "probe-inside", CHECK_OK, now_ms() - t,
+                report_add(rep, "probe-inside", CHECK_OK, probe_now_ms() - t,
                            "one helper enter, every result a well-formed line", false);
         for (size_t i = 0; i < n_expected; i++)
                 if (!seen[i])
@@ -830,6 +824,7 @@ int sandbox_check_main(int argc, char **argv)
         }
         control_local_udp(rep, &plants);
         probe_runner_lock(rep, config);
+        probe_runner_groups(rep);
         control_schedulers(rep);
         r = kill_user(rep);
         if (r < 0) {

@@ -18,17 +18,10 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "probe-emit.h"
 #include "ptrace-scope.h"
 
 #define DECOY_LIFETIME_S 600
-
-static long long now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* A byte on the pipe says the child failed before its execve (its end alone would not: a zombie still
  * takes kill -0). */
@@ -179,16 +172,16 @@ static int env_range(pid_t pid, uint64_t *start, uint64_t *end)
 static void control_environ(Report *rep, const Decoy *d)
 {
         char path[64], buf[512];
-        long long t = now_ms();
+        long long t = probe_now_ms();
         ssize_t n;
 
         (void)snprintf(path, sizeof(path), "/proc/%d/environ", (int)d->pid);
         n = read_file(path, 0, buf, sizeof(buf) - 1);
         if (n > 0 && memmem(buf, (size_t)n, d->canary, strlen(d->canary)))
-                report_addf(rep, "environ-runner-control", CHECK_OK, now_ms() - t, false,
+                report_addf(rep, "environ-runner-control", CHECK_OK, probe_now_ms() - t, false,
                             "the runner reads the canary in %s", path);
         else
-                report_addf(rep, "environ-runner-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "environ-runner-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "the runner does not find the canary in %s (%s)", path,
                             n < 0 ? strerror((int)-n) : "not in what it read");
 }
@@ -197,13 +190,13 @@ static void control_mem(Report *rep, const Decoy *d)
 {
         char path[64], buf[512];
         uint64_t start = 0, end = 0;
-        long long t = now_ms();
+        long long t = probe_now_ms();
         ssize_t n;
         int r;
 
         r = env_range(d->pid, &start, &end);
         if (r < 0) {
-                report_addf(rep, "proc-mem-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "proc-mem-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "cannot find the decoy's environment in /proc/%d/stat: %s", (int)d->pid,
                             strerror(-r));
                 return;
@@ -212,17 +205,17 @@ static void control_mem(Report *rep, const Decoy *d)
         n = read_file(path, (off_t)start, buf,
                       end - start < sizeof(buf) ? (size_t)(end - start) : sizeof(buf));
         if (n > 0 && memmem(buf, (size_t)n, d->canary, strlen(d->canary)))
-                report_addf(rep, "proc-mem-control", CHECK_OK, now_ms() - t, false,
+                report_addf(rep, "proc-mem-control", CHECK_OK, probe_now_ms() - t, false,
                             "the runner reads the canary in %s at 0x%llx", path, (unsigned long long)start);
         else
-                report_addf(rep, "proc-mem-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "proc-mem-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "the runner does not read the canary in %s at 0x%llx (%s)", path,
                             (unsigned long long)start, n < 0 ? strerror((int)-n) : "not in what it read");
 }
 
 static void control_ptrace(Report *rep, const Decoy *d)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         unsigned scope = 0;
         int status, error;
 
@@ -232,51 +225,51 @@ static void control_ptrace(Report *rep, const Decoy *d)
                 bool detached = stopped && ptrace(PTRACE_DETACH, d->pid, NULL, NULL) == 0;
 
                 if (detached)
-                        report_add(rep, "ptrace-runner-control", CHECK_OK, now_ms() - t,
+                        report_add(rep, "ptrace-runner-control", CHECK_OK, probe_now_ms() - t,
                                    "the runner attached to its decoy and let it go", false);
                 else
-                        report_add(rep, "ptrace-runner-control", CHECK_FAIL, now_ms() - t,
+                        report_add(rep, "ptrace-runner-control", CHECK_FAIL, probe_now_ms() - t,
                                    "the runner attached to its decoy but could not let it go", false);
                 return;
         }
         error = errno;
         if (error == EPERM && ptrace_scope_read(YAMA_PTRACE_SCOPE_PATH, &scope) == 0 && scope >= 2)
-                report_addf(rep, "ptrace-runner-control", CHECK_NOTE, now_ms() - t, false,
+                report_addf(rep, "ptrace-runner-control", CHECK_NOTE, probe_now_ms() - t, false,
                             "kernel.yama.ptrace_scope is %u: the runner may not trace its own child either",
                             scope);
         else
-                report_addf(rep, "ptrace-runner-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "ptrace-runner-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "the runner cannot attach to its own decoy: %s", strerror(error));
 }
 
 static void control_tty(Report *rep, const Decoy *d)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         int fd = open(d->tty, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
 
         if (fd >= 0) {
                 close(fd);
-                report_addf(rep, "tiocsti-control", CHECK_OK, now_ms() - t, false,
+                report_addf(rep, "tiocsti-control", CHECK_OK, probe_now_ms() - t, false,
                             "the runner opens %s, its decoy's controlling terminal", d->tty);
         } else
-                report_addf(rep, "tiocsti-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "tiocsti-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "the runner cannot open %s: %s", d->tty, strerror(errno));
 }
 
 void control_decoy(Report *rep, const Decoy *d)
 {
-        long long t = now_ms();
+        long long t = probe_now_ms();
         pid_t w = waitpid(d->pid, NULL, WNOHANG);
 
         /* First, since every other result rests on it: the decoy is the process the sandbox side aimed
          * at, still alive (our child, not reaped: its pid is not anyone else's). */
         if (w == 0 && kill(d->pid, 0) == 0)
-                report_addf(rep, "signal-runner-control", CHECK_OK, now_ms() - t, false,
+                report_addf(rep, "signal-runner-control", CHECK_OK, probe_now_ms() - t, false,
                             "the decoy (pid %d) lived through the sandbox side and takes a signal of the "
                             "runner's",
                             (int)d->pid);
         else {
-                report_addf(rep, "signal-runner-control", CHECK_FAIL, now_ms() - t, false,
+                report_addf(rep, "signal-runner-control", CHECK_FAIL, probe_now_ms() - t, false,
                             "the decoy (pid %d) is gone: the sandbox side's results about it prove nothing",
                             (int)d->pid);
                 return;

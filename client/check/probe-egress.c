@@ -14,16 +14,9 @@
 #include "egress-attempt.h"
 #include "egress-policy.h"
 #include "macro.h"
+#include "probe-emit.h"
 #include "resolv-conf.h"
 #include "strv.h"
-
-static long long now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* control-url's host, resolved as any program of the runner's would: the first IPv4 address, else the
  * first IPv6 one. */
@@ -104,7 +97,7 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
         unsigned char query[128];
         size_t n_query = egress_dns_query(query, sizeof(query)), sent = 0;
         char why[256] = "";
-        long long t0 = now_ms();
+        long long t0 = probe_now_ms();
         int r;
 
         *ret = t;
@@ -122,9 +115,9 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
                 return r;
         r = r < 0 ? r : resolve(url.host, t.addr, sizeof(t.addr));
         if (r < 0) {
-                report_addf(rep, "egress-tcp-control", CHECK_FAIL, now_ms() - t0, false,
+                report_addf(rep, "egress-tcp-control", CHECK_FAIL, probe_now_ms() - t0, false,
                             "control-url's host %s does not resolve for the runner", url.host);
-                report_add(rep, "egress-udp-control", CHECK_FAIL, now_ms() - t0,
+                report_add(rep, "egress-udp-control", CHECK_FAIL, probe_now_ms() - t0,
                            "control-url's host does not resolve for the runner", false);
                 t.addr[0] = '\0';
         } else {
@@ -132,31 +125,31 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
                 (void)egress_sockaddr(t.addr, t.port, &ss, &len);
                 r = egress_try_tcp((struct sockaddr *)&ss, len);
                 if (r == 0)
-                        report_addf(rep, "egress-tcp-control", CHECK_OK, now_ms() - t0, false,
+                        report_addf(rep, "egress-tcp-control", CHECK_OK, probe_now_ms() - t0, false,
                                     "the runner connects to %s (%s) port %u", url.host, t.addr, t.port);
                 else
-                        report_addf(rep, "egress-tcp-control", CHECK_FAIL, now_ms() - t0, false,
+                        report_addf(rep, "egress-tcp-control", CHECK_FAIL, probe_now_ms() - t0, false,
                                     "the runner cannot connect to %s (%s) port %u: %s", url.host, t.addr,
                                     t.port, strerror(-r));
-                t0 = now_ms();
+                t0 = probe_now_ms();
                 (void)egress_sockaddr(t.addr, 443, &ss, &len);
                 r = egress_try_udp((struct sockaddr *)&ss, len, payload, sizeof(payload) - 1);
                 if (r == 0)
-                        report_addf(rep, "egress-udp-control", CHECK_OK, now_ms() - t0, false,
+                        report_addf(rep, "egress-udp-control", CHECK_OK, probe_now_ms() - t0, false,
                                     "the kernel sends the runner's datagram to %s port 443", t.addr);
                 else
-                        report_addf(rep, "egress-udp-control", CHECK_FAIL, now_ms() - t0, false,
+                        report_addf(rep, "egress-udp-control", CHECK_FAIL, probe_now_ms() - t0, false,
                                     "the runner cannot send a datagram to %s port 443: %s", t.addr,
                                     strerror(-r));
         }
         egress_url_done(&url);
 
-        t0 = now_ms();
+        t0 = probe_now_ms();
         r = read_resolv_conf(&t.nameservers, why, sizeof(why));
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                report_addf(rep, "egress-dns-control", CHECK_FAIL, now_ms() - t0, false, "%s", why);
+                report_addf(rep, "egress-dns-control", CHECK_FAIL, probe_now_ms() - t0, false, "%s", why);
                 *ret = t;
                 return 0;
         }
@@ -165,13 +158,13 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
                     egress_try_udp((struct sockaddr *)&ss, len, query, n_query) == 0)
                         sent++;
         if (strv_length(t.nameservers) == 0)
-                report_add(rep, "egress-dns-control", CHECK_NOTE, now_ms() - t0,
+                report_add(rep, "egress-dns-control", CHECK_NOTE, probe_now_ms() - t0,
                            RESOLV_CONF_PATH " names no nameserver", false);
         else if (sent == strv_length(t.nameservers))
-                report_addf(rep, "egress-dns-control", CHECK_OK, now_ms() - t0, false,
+                report_addf(rep, "egress-dns-control", CHECK_OK, probe_now_ms() - t0, false,
                             "the kernel sends the runner's DNS query to each of %zu nameservers", sent);
         else
-                report_addf(rep, "egress-dns-control", CHECK_FAIL, now_ms() - t0, false,
+                report_addf(rep, "egress-dns-control", CHECK_FAIL, probe_now_ms() - t0, false,
                             "the runner's DNS query went to %zu of %zu nameservers", sent,
                             strv_length(t.nameservers));
         *ret = t;

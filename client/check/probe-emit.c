@@ -23,14 +23,20 @@ long long probe_now_ms(void)
 
 void probe_emit(const char *name, const char *result, long long start, const char *fmt, ...)
 {
-        char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];
-        json_t *o;
-        char *s;
         va_list ap;
 
         va_start(ap, fmt);
-        (void)vsnprintf(raw, sizeof(raw), fmt, ap);
+        probe_vemit(name, result, start, fmt, ap);
         va_end(ap);
+}
+
+void probe_vemit(const char *name, const char *result, long long start, const char *fmt, va_list ap)
+{
+        char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];
+        json_t *o;
+        char *s;
+
+        (void)vsnprintf(raw, sizeof(raw), fmt, ap);
         check_escape(raw, detail, sizeof(detail));
         o = json_pack("{s:s, s:s, s:s, s:I}", "name", name, "result", result, "detail", detail, "ms",
                       (json_int_t)(probe_now_ms() - start));

@@ -12,6 +12,7 @@
 
 #include "build-config.h"
 #include "macro.h"
+#include "probe-emit.h"
 #include "spawn.h"
 #include "sudo-list.h"
 
@@ -22,14 +23,6 @@
 #define SU_PATH      "/usr/bin/su"
 #define TRUE_PATH    "/bin/true"
 #define OUT_MAX      (64 * 1024)
-
-static long long now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 /* argv under timeout(1) (10 s: none of these waits for anyone), standard input /dev/null, no terminal:
  * the exit status, its output and standard error in *ret_out. */
@@ -72,10 +65,10 @@ void probe_runner_lock(Report *rep, const Config *c)
                 char *ping[] = { (char *)SUDO_PATH, (char *)"-n",   (char *)"--", (char *)HELPER_PATH,
                                  (char *)"helper",  (char *)"ping", NULL };
 
-                t = now_ms();
+                t = probe_now_ms();
                 r = attempt(ping, &out);
                 if (r != 0) {
-                        report_addf(rep, "runner-sudo-control", CHECK_FAIL, now_ms() - t, false,
+                        report_addf(rep, "runner-sudo-control", CHECK_FAIL, probe_now_ms() - t, false,
                                     "sudo -n %s helper ping: status %d: %s", HELPER_PATH, r,
                                     first_line_of(out, line, sizeof(line)));
                         report_add(rep, "runner-sudo", CHECK_NOTE, 0, "not probed: its control failed",
@@ -89,24 +82,26 @@ void probe_runner_lock(Report *rep, const Config *c)
                                         NULL };
                         char *list[] = { (char *)SUDO_PATH, (char *)"-n", (char *)"-l", NULL };
 
-                        report_addf(rep, "runner-sudo-control", CHECK_OK, now_ms() - t, false,
+                        report_addf(rep, "runner-sudo-control", CHECK_OK, probe_now_ms() - t, false,
                                     "sudo runs the helper for the runner (helper ping)");
-                        t = now_ms();
+                        t = probe_now_ms();
                         r = attempt(tru, &o2);
-                        report_addf(rep, "runner-sudo", r != 0 ? CHECK_OK : CHECK_FAIL, now_ms() - t, false,
+                        report_addf(rep, "runner-sudo", r != 0 ? CHECK_OK : CHECK_FAIL, probe_now_ms() - t,
+                                    false,
                                     r != 0 ? "sudo -n " TRUE_PATH " refused (status %d: %s)"
                                            : "sudo -n " TRUE_PATH " ran as root (status %d%s)",
                                     r, r != 0 ? first_line_of(o2, line, sizeof(line)) : "");
-                        t = now_ms();
+                        t = probe_now_ms();
                         r = attempt(list, &o3);
                         if (r != 0)
-                                report_addf(rep, "runner-sudo-list", CHECK_FAIL, now_ms() - t, false,
+                                report_addf(rep, "runner-sudo-list", CHECK_FAIL, probe_now_ms() - t, false,
                                             "sudo -n -l: status %d: %s", r,
                                             first_line_of(o3, line, sizeof(line)));
                         else if (!runner_sudo_list_locked(o3, HELPER_PATH, why, sizeof(why)))
-                                report_add(rep, "runner-sudo-list", CHECK_FAIL, now_ms() - t, why, false);
+                                report_add(rep, "runner-sudo-list", CHECK_FAIL, probe_now_ms() - t, why,
+                                           false);
                         else
-                                report_add(rep, "runner-sudo-list", CHECK_OK, now_ms() - t,
+                                report_add(rep, "runner-sudo-list", CHECK_OK, probe_now_ms() - t,
                                            "after the lock's deny, sudo -l lists the helper's rule alone",
                                            false);
                 }
@@ -129,14 +124,15 @@ void probe_runner_lock(Report *rep, const Config *c)
                 for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
                         _cleanup_free_ char *out = NULL;
 
-                        t = now_ms();
+                        t = probe_now_ms();
                         if (access(tries[i].path, X_OK) < 0) {
                                 report_addf(rep, tries[i].name, CHECK_NOTE, 0, false,
                                             "%s is not installed: nothing to refuse", tries[i].path);
                                 continue;
                         }
                         r = attempt(tries[i].argv, &out);
-                        report_addf(rep, tries[i].name, r != 0 ? CHECK_OK : CHECK_FAIL, now_ms() - t, false,
+                        report_addf(rep, tries[i].name, r != 0 ? CHECK_OK : CHECK_FAIL, probe_now_ms() - t,
+                                    false,
                                     r != 0 ? "%s refused the runner a command as root (status %d: %s)"
                                            : "%s ran a command as root for the runner (status %d%s)",
                                     tries[i].path, r, r != 0 ? first_line_of(out, line, sizeof(line)) : "");
@@ -148,7 +144,7 @@ int probe_runner_su_start(const Config *c, RunnerSu *ret)
 {
         int p[2];
 
-        *ret = (RunnerSu){ .pid = 0, .out = -EBADF, .start = now_ms(), .locked = c->lock_runner };
+        *ret = (RunnerSu){ .pid = 0, .out = -EBADF, .start = probe_now_ms(), .locked = c->lock_runner };
         if (!c->lock_runner || access(SU_PATH, X_OK) < 0)
                 return 0;
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -203,11 +199,11 @@ void probe_runner_su_finish(Report *rep, RunnerSu *s)
         if (r != 0) {
                 char line[256];
 
-                report_addf(rep, "runner-su", CHECK_OK, now_ms() - s->start, false,
+                report_addf(rep, "runner-su", CHECK_OK, probe_now_ms() - s->start, false,
                             SU_PATH " refused the runner a command as root (status %d: %s)", r,
                             first_line_of(out, line, sizeof(line)));
         } else
-                report_addf(rep, "runner-su", CHECK_FAIL, now_ms() - s->start, false,
+                report_addf(rep, "runner-su", CHECK_FAIL, probe_now_ms() - s->start, false,
                             SU_PATH " ran a command as root for the runner (status 0)");
 }
 

@@ -212,6 +212,16 @@ const ProbeDef probe_table[] = {
         { "runner-sudo-list", "runner", PROBE_RUNNER,
           "sudo -n -l: after the last deny of everything, any rule but the helper's", "runner-sudo-control",
           "setup's lock (sudo applies the last rule that matches)" },
+        { "runner-groups-control", "runner", PROBE_RUNNER, "the runner's groups are read and named", NULL,
+          NULL },
+        { "runner-group:", "runner", PROBE_RUNNER,
+          "for each root-equivalent group the runner's job still holds: its daemon's socket (docker, "
+          "podman, "
+          "lxd, incus, libvirt), the block devices, /dev/sg*, /dev/bsg/* and /dev/loop-control opened for "
+          "writing (disk), /etc/shadow and /etc/gshadow (shadow), the journal's files (adm, "
+          "systemd-journal)",
+          "runner-groups-control",
+          "setup's lock: the runner out of the group, its daemons stopped, the block devices go-rw" },
         { "runner-run0", "runner", PROBE_RUNNER, "run0 --no-ask-password /bin/true (a note without run0)",
           NULL, "setup's polkit rule, which answers no to the runner too" },
         { "runner-pkexec", "runner", PROBE_RUNNER,

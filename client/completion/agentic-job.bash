@@ -18,7 +18,7 @@ _agentic_job_options()
         case $1 in
         "") echo "--help --version" ;;
         "sandbox setup") echo "--config=file --helper=file --dry-run --help" ;;
-        "sandbox check") echo "--record --unless-passed --json" ;;
+        "sandbox check") echo "--record --unless-passed --json --walk" ;;
         "sandbox exec") echo "--chdir=dir --stdin=file --" ;;
         "policy test")
                 echo "--body --upgrade --host=value --sni=value --authority=value --policy=file --threats=file"

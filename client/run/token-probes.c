@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -16,8 +15,8 @@
 #include <unistd.h>
 
 #include "check-line.h"
-#include "check-text.h"
 #include "macro.h"
+#include "probe-emit.h"
 #include "read-file.h"
 #include "token-scan.h"
 
@@ -37,36 +36,14 @@ const char *const token_probe_names[] = {
 #define SCAN_BYTES  (8ULL << 30)
 #define SCAN_DEPTH  64
 
-static long long now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* One result line; the detail escaped here already, so that it is ASCII (jansson wants UTF-8). */
+/* One result line, as the check's sandbox side writes them; ok returned. */
 static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
 {
-        char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];
-        json_t *o;
-        char *s;
         va_list ap;
 
         va_start(ap, fmt);
-        (void)vsnprintf(raw, sizeof(raw), fmt, ap);
+        probe_vemit(name, ok ? "ok" : "fail", start, fmt, ap);
         va_end(ap);
-        check_escape(raw, detail, sizeof(detail));
-        o = json_pack("{s:s, s:s, s:s, s:I}", "name", name, "result", ok ? "ok" : "fail", "detail", detail,
-                      "ms", (json_int_t)(now_ms() - start));
-        s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        if (s) {
-                fputs(s, stdout);
-                fputc('\n', stdout);
-                fflush(stdout);
-        }
-        free(s);
-        json_decref(o);
         return ok;
 }
 
@@ -85,7 +62,7 @@ static const char *dir_of(const char *path, char *buf, size_t size)
 /* The control: each holder is a plain file holding the token (else the probes below prove nothing). */
 static bool probe_config_control(const TokenProbeInput *in, struct stat *held, size_t *n_held)
 {
-        long long t0 = now_ms();
+        long long t0 = probe_now_ms();
 
         for (char *const *h = in->holders; *h; h++) {
                 _cleanup_free_ char *data = NULL;
@@ -104,7 +81,7 @@ static bool probe_config_control(const TokenProbeInput *in, struct stat *held, s
 
 static bool probe_config_mode(const TokenProbeInput *in)
 {
-        long long t0 = now_ms();
+        long long t0 = probe_now_ms();
         size_t n = 0;
 
         for (char *const *h = in->holders; *h; h++, n++) {
@@ -126,7 +103,7 @@ static bool probe_config_mode(const TokenProbeInput *in)
 
 static bool probe_config_dir_mode(const TokenProbeInput *in)
 {
-        long long t0 = now_ms();
+        long long t0 = probe_now_ms();
         size_t n = 0;
 
         for (char *const *h = in->holders; *h; h++, n++) {
@@ -169,7 +146,7 @@ static bool probe_files(const TokenProbeInput *in, const struct stat *held, size
         char run_user[64];
         const char *roots[] = { pw ? pw->pw_dir : NULL, run_user, "/tmp", "/var/tmp", "/dev/shm" };
         TokenScan s = {};
-        long long t0 = now_ms();
+        long long t0 = probe_now_ms();
         size_t n_skip = n_held;
         int r = 0;
         bool ok;
@@ -191,7 +168,7 @@ static bool probe_files(const TokenProbeInput *in, const struct stat *held, size
 static bool probe_processes(const TokenProbeInput *in)
 {
         TokenScan s = {};
-        long long t0 = now_ms();
+        long long t0 = probe_now_ms();
         int r = token_scan_processes("/proc", in->token, in->token_size, &s);
         bool ok = scan_result("token-processes", t0, r, &s, "any environment or command line");
 
@@ -203,7 +180,7 @@ static bool probe_runner_file(const TokenProbeInput *in)
 {
         static const TokenScanLimits lim = { SCAN_FILES, SCAN_BYTES, SCAN_DEPTH };
         TokenScan s = {};
-        long long t0 = now_ms();
+        long long t0 = probe_now_ms();
         int r = 0;
         bool ok;
 

@@ -124,7 +124,8 @@ PROBES=(private-dir-control metadata-control groups-control groups sudo-control 
         egress-udp egress-dns-control egress-dns
         local-tcp-control local-tcp local-abstract-control local-abstract local-sockets-control local-sockets
         local-udp-control local-udp
-        probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su cron-control cron at-control at
+        probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su runner-groups-control
+        cron-control cron at-control at
         environ-runner-control environ-runner proc-mem-control proc-mem ptrace-runner-control ptrace-runner
         signal-runner-control signal-runner tiocsti-control tiocsti environ-sandbox-control environ-canary
         environ-job-variables env-job-variables service-control "service:$DAEMON")
@@ -182,6 +183,12 @@ printf '%s ALL=(root) NOPASSWD: /usr/bin/id\n' "$RUNNER" >/etc/sudoers.d/zzz-ajt
 chmod 0440 /etc/sudoers.d/zzz-ajt-grant
 expect_failing "one more command granted after the lock" "runner-sudo-list"
 rm -f /etc/sudoers.d/zzz-ajt-grant
+# A job that still holds a root-equivalent group (one that started before the lock took the runner out).
+usermod --append --groups shadow "$RUNNER"
+on_exit "gpasswd --delete $RUNNER shadow"
+expect_failing "the runner's job in group shadow" "runner-group:shadow"
+expect_contains "what it reaches is named" "/etc/shadow" "$(grep '^FAIL \[runner-group:shadow\]' "$work/out")"
+gpasswd --delete "$RUNNER" shadow >/dev/null
 # cron and at: the sandbox user's line taken out of setup's deny lists. at's list is 0640 root:daemon, and
 # at, set-id daemon, cannot read it under the enter's no_new_privs: it then admits root alone. So for at
 # the list is also made readable by all, or its removal would change nothing.
