@@ -45,10 +45,18 @@ static const char *const fixed_names[] = {
         "network-control",
         "metadata",
         "egress-post",
+        "egress-read",
+        "egress-fronting",
+        "egress-proxy-metadata",
+        "egress-proxy-local",
         "egress-direct",
         "egress-tcp",
         "egress-udp",
         "egress-dns",
+        "egress-ipv6",
+        "egress-resolve",
+        "userns-net-control",
+        "userns-net",
         "local-tcp-control",
         "local-tcp",
         "local-abstract-control",
@@ -70,6 +78,14 @@ static int number(const char *s, uint64_t max, unsigned long *ret)
                 return r;
         *ret = (unsigned long)v;
         return 0;
+}
+
+/* A planned probe's name without "-refused": each of the four at most once, in either form. */
+static size_t base_length(const char *name)
+{
+        size_t n = strlen(name);
+
+        return n > 8 && strcmp(name + n - 8, "-refused") == 0 ? n - 8 : n;
 }
 
 static bool ip_literal(const char *s)
@@ -179,6 +195,27 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         if (number(val, 65535, &v) < 0 || v == 0)
                                 return aj_error(reterr, EINVAL, 0, 0, "--egress-port: not a port");
                         a.egress_port = (unsigned)v;
+                } else if (strcmp(o, "--egress-addr6") == 0 && !a.egress_addr6) {
+                        unsigned char buf[16];
+
+                        if (inet_pton(AF_INET6, val, buf) != 1)
+                                return aj_error(reterr, EINVAL, 0, 0, "--egress-addr6: not an IPv6 address");
+                        a.egress_addr6 = val;
+                } else if (strcmp(o, "--front") == 0 && !a.front) {
+                        if (strlen(val) == 0 || strlen(val) > 253 ||
+                            strspn(val,
+                                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
+                                    strlen(val) ||
+                            val[0] == '-')
+                                return aj_error(reterr, EINVAL, 0, 0, "--front: not a host name");
+                        a.front = val;
+                } else if (strcmp(o, "--resolve-name") == 0 && !a.resolve_name) {
+                        if (strlen(val) > 253 ||
+                            strspn(val, "abcdefghijklmnopqrstuvwxyz0123456789.-_") != strlen(val) ||
+                            strncmp(val, "agentic-job-check-", 18) != 0)
+                                return aj_error(reterr, EINVAL, 0, 0,
+                                                "--resolve-name: not the check's name");
+                        a.resolve_name = val;
                 } else if (strcmp(o, "--nameserver") == 0 && a.n_nameserver < INSIDE_MAX_LIST) {
                         if (!ip_literal(val))
                                 return aj_error(reterr, EINVAL, 0, 0, "--nameserver: not an IP address");
@@ -193,6 +230,22 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         if (!unit_name_valid(val) || strlen(val) > 255)
                                 return aj_error(reterr, EINVAL, 0, 0, "--service: not a unit name");
                         a.service[a.n_service++] = val;
+                } else if (strcmp(o, "--fetch-repo") == 0 && !a.fetch_repo) {
+                        if ((strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0) ||
+                            strlen(val) >= EGRESS_PLAN_URL_MAX || strpbrk(val, " \t\r\n"))
+                                return aj_error(reterr, EINVAL, 0, 0, "--fetch-repo: not an http(s) URL");
+                        a.fetch_repo = val;
+                } else if (strcmp(o, "--egress") == 0 && a.n_planned < EGRESS_PLANNED) {
+                        EgressPlanned *p = &a.planned[a.n_planned];
+
+                        if (egress_planned_parse(val, p) < 0)
+                                return aj_error(reterr, EINVAL, 0, 0, "--egress: not a planned probe: %s",
+                                                val);
+                        for (size_t k = 0; k < a.n_planned; k++)
+                                if (base_length(a.planned[k].name) == base_length(p->name) &&
+                                    strncmp(a.planned[k].name, p->name, base_length(p->name)) == 0)
+                                        return aj_error(reterr, EINVAL, 0, 0, "--egress: %s twice", p->name);
+                        a.n_planned++;
                 } else if (strcmp(o, "--only") == 0 && a.n_only < INSIDE_MAX_LIST) {
                         if (!probe_group_known(val))
                                 return aj_error(reterr, EINVAL, 0, 0, "--only: no group %s", val);
@@ -201,26 +254,29 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         return aj_error(reterr, EINVAL, 0, 0, "unknown, repeated or one too many: %s", o);
         }
         if (!have_proxy || !have_manager || !have_post || !have_tcp || !have_udp || !a.control_url ||
-            !a.abstract || !a.socket_control || !a.decoy || !a.decoy_tty || !a.canary)
-                return aj_error(
-                        reterr, EINVAL, 0, 0,
-                        "--proxy-port, --user-manager, --post, --tcp-control, --udp-target, "
-                        "--control-url, --abstract, --socket-control, --decoy, --decoy-tty and --canary are "
-                        "needed");
-        if (!a.egress_addr != !a.egress_port)
-                return aj_error(reterr, EINVAL, 0, 0, "--egress-addr and --egress-port go together");
+            !a.abstract || !a.socket_control || !a.decoy || !a.decoy_tty || !a.canary || !a.fetch_repo)
+                return aj_error(reterr, EINVAL, 0, 0,
+                                "--proxy-port, --user-manager, --post, --tcp-control, --udp-target, "
+                                "--control-url, --fetch-repo, --abstract, --socket-control, --decoy, "
+                                "--decoy-tty and "
+                                "--canary are needed");
+        if ((a.egress_addr || a.egress_addr6) && !a.egress_port)
+                return aj_error(reterr, EINVAL, 0, 0, "--egress-addr and --egress-addr6 need --egress-port");
+        if (a.egress_port && !a.egress_addr && !a.egress_addr6)
+                return aj_error(reterr, EINVAL, 0, 0, "--egress-port needs --egress-addr or --egress-addr6");
         *ret = a;
         return 0;
 }
 
 int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, size_t n_secrets,
-                          char *const *services, bool walk, char ***ret_names)
+                          char *const *services, const EgressPlanned *planned, size_t n_planned, bool walk,
+                          char ***ret_names)
 {
         static const char *const walk_names[] = { INSIDE_WALK_NAMES };
         size_t n_services = strv_length(services);
-        _cleanup_strv_free_ char **v =
-                calloc(ELEMENTSOF(fixed_names) + n + n_secrets + n_services + ELEMENTSOF(walk_names) + 1,
-                       sizeof(char *));
+        _cleanup_strv_free_ char **v = calloc(ELEMENTSOF(fixed_names) + n + n_secrets + n_services +
+                                                      n_planned + ELEMENTSOF(walk_names) + 1,
+                                              sizeof(char *));
         size_t k = 0;
 
         if (!v)
@@ -243,6 +299,9 @@ int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, siz
                         v[k - 1] = NULL;
                         return -ENOMEM;
                 }
+        for (size_t i = 0; i < n_planned; i++)
+                if (!(v[k++] = strdup(planned[i].name)))
+                        return -ENOMEM;
         for (size_t i = 0; walk && i < ELEMENTSOF(walk_names); i++)
                 if (!(v[k++] = strdup(walk_names[i])))
                         return -ENOMEM;

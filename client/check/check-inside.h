@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "egress-plan.h"
 #include "environ-scan.h"
 #include "error.h"
 
@@ -38,14 +39,21 @@ typedef struct InsideArgs {
         const char *canary;    /* --canary HEX: in the decoy's environment (32 hex digits) */
         EnvironSecret secrets[ENVIRON_MAX_SECRETS]; /* --secret NAME=SIZE:SHA256, each */
         size_t n_secrets;
-        const char *egress_addr; /* --egress-addr IP: control-url's host, as the runner resolved it */
-        unsigned egress_port;    /* --egress-port N: and its port */
+        const char *egress_addr;  /* --egress-addr IP: control-url's host, as the runner resolved it */
+        unsigned egress_port;     /* --egress-port N: and its port */
+        const char *egress_addr6; /* --egress-addr6 IP: its IPv6 address, where the runner reaches it */
+        const char *front;        /* --front NAME: another name of control-url's certificate */
+        /* --resolve-name NAME: a fresh name, where a resolver answers the runner */
+        const char *resolve_name;
         const char *nameserver[INSIDE_MAX_LIST]; /* --nameserver IP, each: /etc/resolv.conf's */
         size_t n_nameserver;
         const char *walk_dir; /* --walk DIR: walk the root filesystem; DIR the runner's, holding a file that
                                  all may write (the walk's control) */
         const char *service[INSIDE_MAX_LIST]; /* --service UNIT, each: one of [sandbox] stop-services */
         size_t n_service;
+        const char *fetch_repo;                /* --fetch-repo URL: [sandbox.check] fetch-repo */
+        EgressPlanned planned[EGRESS_PLANNED]; /* --egress PLAN, each (egress_planned_parse()) */
+        size_t n_planned;
         const char *only[INSIDE_MAX_LIST]; /* --only GROUP, each: the probes of these groups alone (the
                                               removal tests run the side by hand); none: all */
         size_t n_only;
@@ -55,10 +63,11 @@ typedef struct InsideArgs {
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr);
 
 /* The names the sandbox side owes for private directories dirs (n of them), the runner's values named
- * secrets (n_secrets), the units of services (NULL-terminated) and, with walk, the walk's, NULL-terminated,
- * in *ret_names (each owned). -ENOMEM. */
+ * secrets (n_secrets), the units of services (NULL-terminated), the planned egress probes and, with walk,
+ * the walk's, NULL-terminated, in *ret_names (each owned). -ENOMEM. */
 int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, size_t n_secrets,
-                          char *const *services, bool walk, char ***ret_names);
+                          char *const *services, const EgressPlanned *planned, size_t n_planned, bool walk,
+                          char ***ret_names);
 
 /* The walk's names, on the sandbox side: made with --walk alone. */
 #define INSIDE_WALK_NAMES "world-writable-control", "world-writable", "setuid-control", "setuid-unowned"

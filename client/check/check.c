@@ -471,11 +471,12 @@ static void on_line(const CheckLine *l, void *userdata)
 static int run_inside(Report *rep, const Config *c, const char *home, const Plants *p, const Decoy *decoy,
                       const EgressTargets *net, bool walk, char *const *dirs, size_t n_dirs,
                       char (*secrets)[ENVIRON_SECRET_ARG_MAX], size_t n_secrets, char *const *expected,
-                      const char *post)
+                      const char *post, const EgressPlanned planned[EGRESS_PLANNED])
 {
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ bool *seen = NULL;
         char tcp[8], udp[8], pid[16], egress_port[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
+        char plans[EGRESS_PLANNED][32 + 8 + EGRESS_PLAN_URL_MAX];
         Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         int status = -1, r;
         size_t k = 0, n_err = 0, n_expected = strv_length(expected);
@@ -485,7 +486,7 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         AjError e = {};
         bool broken = false;
 
-        argv = calloc(40 + 2 * (n_dirs + n_secrets + c->n_check_allow_tcp_ports +
+        argv = calloc(48 + 2 * (EGRESS_PLANNED + n_dirs + n_secrets + c->n_check_allow_tcp_ports +
                                 strv_length(c->check_allow_sockets) + strv_length(c->stop_services) +
                                 strv_length(net->nameservers)),
                       sizeof(char *));
@@ -504,6 +505,14 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         argv[k++] = (char *)post;
         argv[k++] = (char *)"--control-url";
         argv[k++] = c->check_control_url;
+        argv[k++] = (char *)"--fetch-repo";
+        argv[k++] = c->check_fetch_repo;
+        for (size_t i = 0; i < EGRESS_PLANNED; i++) {
+                if (egress_planned_format(&planned[i], plans[i], sizeof(plans[i])) < 0)
+                        return -ENOBUFS;
+                argv[k++] = (char *)"--egress";
+                argv[k++] = plans[i];
+        }
         argv[k++] = (char *)"--tcp-control";
         argv[k++] = tcp;
         argv[k++] = (char *)"--udp-target";
@@ -529,6 +538,18 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                 argv[k++] = (char *)net->addr;
                 argv[k++] = (char *)"--egress-port";
                 argv[k++] = egress_port;
+        }
+        if (net->addr6[0]) {
+                argv[k++] = (char *)"--egress-addr6";
+                argv[k++] = (char *)net->addr6;
+        }
+        if (net->front[0]) {
+                argv[k++] = (char *)"--front";
+                argv[k++] = (char *)net->front;
+        }
+        if (net->resolve_name[0]) {
+                argv[k++] = (char *)"--resolve-name";
+                argv[k++] = (char *)net->resolve_name;
         }
         for (char **ns = net->nameservers; ns && *ns; ns++) {
                 argv[k++] = (char *)"--nameserver";
@@ -674,6 +695,7 @@ int sandbox_check_main(int argc, char **argv)
                           .path_socket = -EBADF };
         RecordTaken taken = {};
         const char *post = "none";
+        EgressPlanned planned[EGRESS_PLANNED];
         Record self = {};
         AjError e = {};
         struct passwd *pw;
@@ -758,6 +780,18 @@ int sandbox_check_main(int argc, char **argv)
                         return fail_run(
                                 "[sandbox.check] control-url: the egress policy refuses a read of it (%s)",
                                 d.reason);
+                r = egress_plan(policy, config->check_fetch_repo, planned, &e);
+                if (r < 0)
+                        return fail_run("%s", e.message);
+        } else {
+                /* No proxy: each planned probe is a note in its admitted form. */
+                static const char *const names[EGRESS_PLANNED] = { "egress-git", "egress-cargo",
+                                                                   "egress-npm", "egress-push" };
+
+                for (size_t i = 0; i < EGRESS_PLANNED; i++) {
+                        planned[i] = (EgressPlanned){};
+                        (void)snprintf(planned[i].name, sizeof(planned[i].name), "%s", names[i]);
+                }
         }
 
         r = record_self(config_data, config_size, policy_data, policy_size, &self);
@@ -797,8 +831,8 @@ int sandbox_check_main(int argc, char **argv)
                 if (!dirs[i])
                         return fail_run("out of memory");
         control_oidc(rep, secrets, secret_names, &n_secrets);
-        if (inside_expected_names(dirs, n_dirs, secret_names, n_secrets, config->stop_services, walk,
-                                  &expected) < 0)
+        if (inside_expected_names(dirs, n_dirs, secret_names, n_secrets, config->stop_services, planned,
+                                  EGRESS_PLANNED, walk, &expected) < 0)
                 return fail_run("out of memory");
 
         r = plants_make(&plants);
@@ -846,7 +880,7 @@ int sandbox_check_main(int argc, char **argv)
                         "of the root filesystem)",
                         false);
         r = run_inside(rep, config, home, &plants, &decoy, &net, walk, dirs, n_dirs, secrets, n_secrets,
-                       expected, post);
+                       expected, post, planned);
         runner_walk_finish(rep, &runner_walk, plants.open_file);
         if (r < 0) {
                 plants_done(&plants);

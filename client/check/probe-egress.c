@@ -5,11 +5,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "egress-attempt.h"
 #include "egress-policy.h"
@@ -45,6 +52,169 @@ static int resolve(const char *host, char *buf, size_t size)
                             : -errno;
         freeaddrinfo(res);
         return r;
+}
+
+/* A name no one has asked for: a resolver's answer to it, even "no such name", means the question left
+ * the machine (or reached a resolver that would send it). */
+static void fresh_name(const char *host, char *buf, size_t size)
+{
+        uint8_t b[8] = {};
+
+        /* Without randomness, the clock: fresh enough for a name that only must not be cached. */
+        if (getrandom(b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b))
+                for (size_t i = 0; i < sizeof(b); i++)
+                        b[i] = (uint8_t)((unsigned long long)probe_now_ms() >> (8 * i));
+        (void)snprintf(buf, size, "agentic-job-check-%02x%02x%02x%02x%02x%02x%02x%02x.%s", b[0], b[1], b[2],
+                       b[3], b[4], b[5], b[6], b[7], host);
+}
+
+static bool resolver_answered(int gai)
+{
+        return gai == 0 || gai == EAI_NONAME || gai == EAI_NODATA;
+}
+
+/* egress-resolve-control: the runner's resolver (nsswitch and all) answers a fresh name under control-url's
+ * host; then the sandbox side gets a fresh name of its own to try. */
+static void control_resolve(Report *rep, const char *host, EgressTargets *t)
+{
+        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+        char name[300];
+        long long t0 = probe_now_ms();
+        int r;
+
+        fresh_name(host, name, sizeof(name));
+        r = getaddrinfo(name, NULL, &hints, &res);
+        if (r == 0)
+                freeaddrinfo(res);
+        if (!resolver_answered(r)) {
+                report_addf(rep, "egress-resolve-control", CHECK_NOTE, probe_now_ms() - t0, false,
+                            "no resolver answers the runner for %s: %s", name, gai_strerror(r));
+                return;
+        }
+        report_addf(rep, "egress-resolve-control", CHECK_OK, probe_now_ms() - t0, false,
+                    "a resolver answers the runner for %s (%s)", name,
+                    r == 0 ? "an address" : gai_strerror(r));
+        fresh_name(host, t->resolve_name, sizeof(t->resolve_name));
+}
+
+/* egress-ipv6-control: control-url's host has an IPv6 address the runner connects to. */
+static void control_ipv6(Report *rep, const EgressUrl *url, EgressTargets *t)
+{
+        struct addrinfo hints = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM }, *res = NULL;
+        char addr[INET6_ADDRSTRLEN];
+        long long t0 = probe_now_ms();
+        int r = getaddrinfo(url->host, NULL, &hints, &res);
+
+        if (r != 0) {
+                report_addf(rep, "egress-ipv6-control", CHECK_NOTE, probe_now_ms() - t0, false,
+                            "control-url's host %s has no IPv6 address", url->host);
+                return;
+        }
+        ((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_port = htons((uint16_t)url->port);
+        (void)inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr, addr,
+                        sizeof(addr));
+        r = egress_try_tcp(res->ai_addr, res->ai_addrlen);
+        freeaddrinfo(res);
+        if (r < 0) {
+                report_addf(rep, "egress-ipv6-control", CHECK_NOTE, probe_now_ms() - t0, false,
+                            "the runner does not reach %s (%s) port %u over IPv6: %s", url->host, addr,
+                            url->port, strerror(-r));
+                return;
+        }
+        report_addf(rep, "egress-ipv6-control", CHECK_OK, probe_now_ms() - t0, false,
+                    "the runner connects to %s (%s) port %u over IPv6", url->host, addr, url->port);
+        (void)snprintf(t->addr6, sizeof(t->addr6), "%s", addr);
+}
+
+/* A name of the origin's certificate other than host: a front its certificate covers, so that squid's
+ * check of the origin's certificate against the fronted name passes and the policy's own check is what
+ * the probe meets. The certificate is read, not trusted: only its names are used. */
+static bool front_name_ok(const char *n, const char *host)
+{
+        size_t len = strlen(n);
+
+        return len > 0 && len < 254 && strcasecmp(n, host) != 0 && n[0] != '*' &&
+               strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == len;
+}
+
+static int origin_other_name(const struct sockaddr *sa, socklen_t len, const char *host, char *buf,
+                             size_t size, char *why, size_t wsize)
+{
+        _cleanup_close_ int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct timeval tv = { .tv_sec = EGRESS_TRY_MS / 1000 };
+        SSL_CTX *ctx = NULL;
+        SSL *ssl = NULL;
+        X509 *cert = NULL;
+        GENERAL_NAMES *names = NULL;
+        int r = -ENOENT;
+
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 || connect(fd, sa, len) < 0) {
+                (void)snprintf(why, wsize, "cannot connect: %s", strerror(errno));
+                return -errno;
+        }
+        ctx = SSL_CTX_new(TLS_client_method());
+        ssl = ctx ? SSL_new(ctx) : NULL;
+        if (!ssl || SSL_set_fd(ssl, fd) != 1 || SSL_set_tlsext_host_name(ssl, host) != 1 ||
+            SSL_connect(ssl) != 1) {
+                (void)snprintf(why, wsize, "no TLS handshake with it");
+                r = -EPROTO;
+                goto done;
+        }
+        cert = SSL_get1_peer_certificate(ssl);
+        names = cert ? X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL) : NULL;
+        for (int i = 0; names && i < sk_GENERAL_NAME_num(names); i++) {
+                const GENERAL_NAME *g = sk_GENERAL_NAME_value(names, i);
+                const char *n;
+
+                if (g->type != GEN_DNS)
+                        continue;
+                n = (const char *)ASN1_STRING_get0_data(g->d.dNSName);
+                if ((size_t)ASN1_STRING_length(g->d.dNSName) != strlen(n) || !front_name_ok(n, host))
+                        continue;
+                (void)snprintf(buf, size, "%s", n);
+                r = 0;
+                break;
+        }
+        if (r < 0)
+                (void)snprintf(why, wsize, "its certificate names no other host");
+done:
+        GENERAL_NAMES_free(names);
+        X509_free(cert);
+        if (ssl)
+                (void)SSL_shutdown(ssl);
+        SSL_free(ssl);
+        SSL_CTX_free(ctx);
+        return r;
+}
+
+/* egress-fronting-control: another name the origin's certificate covers, for the sandbox side to front
+ * with. */
+static void control_fronting(Report *rep, const EgressUrl *url, EgressTargets *t)
+{
+        struct sockaddr_storage ss;
+        socklen_t len;
+        char why[128] = "";
+        long long t0 = probe_now_ms();
+
+        if (!url->https) {
+                report_add(rep, "egress-fronting-control", CHECK_NOTE, 0,
+                           "control-url is http: squid connects to the host a request names, so nothing to "
+                           "front",
+                           false);
+                return;
+        }
+        if (egress_sockaddr(t->addr, url->port, &ss, &len) == 0 &&
+            origin_other_name((struct sockaddr *)&ss, len, url->host, t->front, sizeof(t->front), why,
+                              sizeof(why)) == 0) {
+                report_addf(rep, "egress-fronting-control", CHECK_OK, probe_now_ms() - t0, false,
+                            "the certificate of %s also names %s: the front", url->host, t->front);
+                return;
+        }
+        t->front[0] = '\0';
+        report_addf(rep, "egress-fronting-control", CHECK_NOTE, probe_now_ms() - t0, false,
+                    "%s: %s (squid's check of the certificate against a fronted name stops one first)",
+                    url->host, why);
 }
 
 static int read_resolv_conf(char ***ret, char *why, size_t size)
@@ -108,6 +278,10 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
                            false);
                 report_add(rep, "egress-dns-control", CHECK_NOTE, 0, "[egress] proxy = false: not probed",
                            false);
+                report_add(rep, "egress-ipv6-control", CHECK_NOTE, 0, "[egress] proxy = false: not probed",
+                           false);
+                report_add(rep, "egress-resolve-control", CHECK_NOTE, 0,
+                           "[egress] proxy = false: not probed", false);
                 return 0;
         }
         r = egress_url_parse(c->check_control_url, &url, &e);
@@ -120,6 +294,10 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
                 report_add(rep, "egress-udp-control", CHECK_FAIL, probe_now_ms() - t0,
                            "control-url's host does not resolve for the runner", false);
                 t.addr[0] = '\0';
+                report_add(rep, "egress-ipv6-control", CHECK_NOTE, probe_now_ms() - t0,
+                           "control-url's host does not resolve for the runner", false);
+                report_add(rep, "egress-fronting-control", CHECK_NOTE, probe_now_ms() - t0,
+                           "control-url's host does not resolve for the runner", false);
         } else {
                 t.port = url.port;
                 (void)egress_sockaddr(t.addr, t.port, &ss, &len);
@@ -141,7 +319,11 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
                         report_addf(rep, "egress-udp-control", CHECK_FAIL, probe_now_ms() - t0, false,
                                     "the runner cannot send a datagram to %s port 443: %s", t.addr,
                                     strerror(-r));
+                control_ipv6(rep, &url, &t);
+                control_fronting(rep, &url, &t);
         }
+        if (url.host[0])
+                control_resolve(rep, url.host, &t);
         egress_url_done(&url);
 
         t0 = probe_now_ms();

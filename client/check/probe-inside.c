@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <jansson.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -41,6 +42,9 @@
 #include "package-owner.h"
 #include "probe-emit.h"
 #include "probe-processes.h"
+#include "probe-proxy.h"
+#include "probe-run.h"
+#include "probe-userns.h"
 #include "probes.h"
 #include "procnet.h"
 #include "ptrace-scope.h"
@@ -62,8 +66,6 @@ extern char **environ;
 #define DPKG_QUERY    "/usr/bin/dpkg-query"
 #define RPM           "/usr/bin/rpm"
 #define METADATA_URL  "http://169.254.169.254/"
-#define CURL          "/usr/bin/curl"
-#define PROGRAM_MS    10000  /* any program a probe runs */
 #define CONNECT_MS    1000   /* one local connect() */
 #define ALL_MS        45000  /* every probe */
 #define WALK_ALL_MS   900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
@@ -71,85 +73,6 @@ extern char **environ;
 
 static InsideArgs args_storage;
 static const InsideArgs *const args = &args_storage;
-
-/* Runs argv with our environment, standard input from /dev/null, standard error discarded, standard
- * output captured (at most size - 1 bytes) when out is not NULL. Returns the exit status (128+N for
- * signal N; killed after PROGRAM_MS), or -errno when it could not be started. */
-/* fork() and execve() rather than posix_spawn(): <spawn.h> is shadowed by the project's spawn.h. Only
- * async-signal-safe calls in the child, as a threaded parent requires. */
-static pid_t start(char *const *argv, char *const *env, int out_fd, bool merge)
-{
-        pid_t pid = fork();
-
-        if (pid != 0)
-                return pid;
-        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        int err = merge && out_fd >= 0 ? out_fd : null;
-        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 || dup2(err, 2) < 0)
-                _exit(127);
-        execve(argv[0], argv, env);
-        _exit(127);
-}
-
-/* Runs argv, its standard output (and with merge its standard error) in out (NUL-terminated); the exit
- * status, 128+N for signal N, killed after PROGRAM_MS. */
-static int run_capture(char *const *argv, char *const *env, char *out, size_t size, bool merge)
-{
-        int pipefd[2] = { -1, -1 }, status, r;
-        pid_t pid;
-        long long deadline = probe_now_ms() + PROGRAM_MS;
-
-        if (out && pipe2(pipefd, O_CLOEXEC) < 0)
-                return -errno;
-        pid = start(argv, env, pipefd[1], merge);
-        if (out)
-                close(pipefd[1]);
-        if (pid < 0) {
-                r = -errno;
-                if (out)
-                        close(pipefd[0]);
-                return r;
-        }
-        if (out) {
-                size_t n = 0;
-
-                for (;;) {
-                        struct pollfd p = { pipefd[0], POLLIN, 0 };
-                        long long left = deadline - probe_now_ms();
-                        char buf[512];
-                        ssize_t k;
-
-                        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-                                break;
-                        k = read(pipefd[0], buf, sizeof(buf));
-                        if (k <= 0)
-                                break;
-                        for (ssize_t i = 0; i < k && n + 1 < size; i++)
-                                out[n++] = buf[i];
-                }
-                out[n] = '\0';
-                close(pipefd[0]);
-        }
-        for (;;) {
-                r = waitpid(pid, &status, WNOHANG);
-                if (r == pid)
-                        break;
-                if (r < 0 && errno != EINTR)
-                        return -errno;
-                if (probe_now_ms() > deadline) {
-                        (void)kill(pid, SIGKILL);
-                        (void)waitpid(pid, &status, 0);
-                        return 128 + SIGKILL;
-                }
-                (void)nanosleep(&(struct timespec){ 0, 2 * 1000 * 1000 }, NULL);
-        }
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static int run(char *const *argv, char *const *env, char *out, size_t size)
-{
-        return run_capture(argv, env, out, size, false);
-}
 
 /* ---- privilege ---- */
 
@@ -309,9 +232,9 @@ static void *probe_user_manager(void *unused)
                         env[n++] = *e;
         env[n++] = xdg;
         env[n] = NULL;
-        r = run((char *const[]){ (char *)SYSTEMD_RUN, (char *)"--user", (char *)"--quiet", (char *)"--wait",
-                                 (char *)"--collect", (char *)"/bin/true", NULL },
-                env, NULL, 0);
+        r = probe_run((char *const[]){ (char *)SYSTEMD_RUN, (char *)"--user", (char *)"--quiet",
+                                       (char *)"--wait", (char *)"--collect", (char *)"/bin/true", NULL },
+                      env, NULL, 0);
         if (r == 0)
                 probe_emit("user-manager", "fail", t,
                            "systemd-run --user started a unit: the sandbox user has a user manager");
@@ -338,10 +261,10 @@ static void *probe_polkit(void *unused)
                 return NULL;
         }
         (void)snprintf(pid, sizeof(pid), "%d", (int)getpid());
-        r = run((char *const[]){ (char *)PKCHECK, (char *)"--action-id",
-                                 (char *)"org.freedesktop.systemd1.manage-units", (char *)"--process", pid,
-                                 NULL },
-                environ, NULL, 0);
+        r = probe_run((char *const[]){ (char *)PKCHECK, (char *)"--action-id",
+                                       (char *)"org.freedesktop.systemd1.manage-units", (char *)"--process",
+                                       pid, NULL },
+                      environ, NULL, 0);
         if (r < 0 || r > 3) {
                 probe_emit("polkit-control", "fail", t, "pkcheck got no answer from polkitd (status %d)", r);
                 probe_emit("polkit", "note", t, "not probed: its control failed");
@@ -375,8 +298,8 @@ static void *probe_linger(void *unused)
                 probe_emit("linger", "note", t, "not probed: there is no logind");
                 return NULL;
         }
-        r = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-legend", (char *)"list-users", NULL },
-                environ, NULL, 0);
+        r = probe_run((char *const[]){ (char *)LOGINCTL, (char *)"--no-legend", (char *)"list-users", NULL },
+                      environ, NULL, 0);
         if (r != 0) {
                 probe_emit("linger-control", "fail", t, "loginctl list-users failed (status %d)", r);
                 probe_emit("linger", "note", t, "not probed: its control failed");
@@ -384,14 +307,14 @@ static void *probe_linger(void *unused)
         }
         probe_emit("linger-control", "ok", t, "logind answers loginctl");
         t = probe_now_ms();
-        r = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password", (char *)"enable-linger",
-                                 NULL },
-                environ, NULL, 0);
+        r = probe_run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password",
+                                       (char *)"enable-linger", NULL },
+                      environ, NULL, 0);
         if (r == 0) {
                 /* Undone at once, by the sandbox user itself: kill-user ends what it started. */
-                int undo = run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password",
-                                                (char *)"disable-linger", NULL },
-                               environ, NULL, 0);
+                int undo = probe_run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password",
+                                                      (char *)"disable-linger", NULL },
+                                     environ, NULL, 0);
                 probe_emit("linger", "fail", t, "loginctl enable-linger worked (undone: status %d)", undo);
         } else
                 probe_emit("linger", "ok", t, "loginctl enable-linger refused (status %d)", r);
@@ -411,7 +334,7 @@ static void *probe_run0(void *unused)
                 probe_emit("run0", "note", t, "not probed: there is no run0");
                 return NULL;
         }
-        r = run((char *const[]){ (char *)RUN0, (char *)"--version", NULL }, environ, NULL, 0);
+        r = probe_run((char *const[]){ (char *)RUN0, (char *)"--version", NULL }, environ, NULL, 0);
         if (r != 0) {
                 probe_emit("run0-control", "fail", t, "run0 --version failed (status %d)", r);
                 probe_emit("run0", "note", t, "not probed: its control failed");
@@ -419,7 +342,8 @@ static void *probe_run0(void *unused)
         }
         probe_emit("run0-control", "ok", t, "run0 runs");
         t = probe_now_ms();
-        r = run((char *const[]){ (char *)RUN0, (char *)"--no-ask-password", (char *)"/bin/true", NULL },
+        r = probe_run(
+                (char *const[]){ (char *)RUN0, (char *)"--no-ask-password", (char *)"/bin/true", NULL },
                 environ, NULL, 0);
         if (r == 0)
                 probe_emit("run0", "fail", t, "run0 ran a command as root for the sandbox user");
@@ -452,8 +376,8 @@ static void *probe_sudo(void *unused)
         probe_emit("sudo-control", "ok", t, SUDO " is set-uid root (mode %04o)",
                    (unsigned)(st.st_mode & 07777));
         t = probe_now_ms();
-        r = run_capture((char *const[]){ (char *)SUDO, (char *)"-n", (char *)"/bin/true", NULL }, environ,
-                        out, sizeof(out), true);
+        r = probe_run_capture((char *const[]){ (char *)SUDO, (char *)"-n", (char *)"/bin/true", NULL },
+                              environ, out, sizeof(out), true);
         out[strcspn(out, "\n")] = '\0';
         if (r == 0)
                 probe_emit("sudo", "fail", t, "sudo ran a command as root for the sandbox user");
@@ -511,95 +435,6 @@ static void *probe_state_write(void *unused)
 
 /* ---- network ---- */
 
-/* curl's HTTP code for url ("000" when none), and its status. */
-static int curl_code(const char *url, bool direct, char code[8])
-{
-        char out[16];
-        char *argv[] = { (char *)CURL,        (char *)"-s", (char *)"-o",
-                         (char *)"/dev/null", (char *)"-w", (char *)"%{http_code}",
-                         (char *)"-m",        (char *)"5",  (char *)"--noproxy",
-                         (char *)"*",         (char *)url,  NULL };
-        int r;
-
-        if (!direct) {
-                argv[8] = (char *)url;
-                argv[9] = NULL;
-        }
-        r = run(argv, environ, out, sizeof(out));
-        (void)snprintf(code, 8, "%.3s", r >= 0 && strlen(out) == 3 ? out : "000");
-        return r;
-}
-
-/* The status of the last response in curl's headers (after a CONNECT's own), and whether it carries
- * X-Egress-Denied, the proxy's mark on a refusal. */
-static void last_response(const char *headers, unsigned *ret_status, bool *ret_denied)
-{
-        const char *p = headers, *last = NULL;
-
-        for (const char *l = p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-                if (strncmp(l, "HTTP/", 5) == 0)
-                        last = l;
-        *ret_status = 0;
-        *ret_denied = false;
-        if (!last)
-                return;
-        p = strchr(last, ' ');
-        if (p && p[1] >= '1' && p[1] <= '5' && p[2] >= '0' && p[2] <= '9' && p[3] >= '0' && p[3] <= '9')
-                *ret_status = (unsigned)((p[1] - '0') * 100 + (p[2] - '0') * 10 + (p[3] - '0'));
-        for (const char *l = last; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-                if (strncasecmp(l, "x-egress-denied:", 16) == 0)
-                        *ret_denied = true;
-}
-
-/* A write the policy refuses, through the proxy: the proxy must refuse it, with its mark. */
-static void *probe_egress_post(void *unused)
-{
-        char *argv[] = { (char *)CURL,
-                         (char *)"-s",
-                         (char *)"-o",
-                         (char *)"/dev/null",
-                         (char *)"-D",
-                         (char *)"-",
-                         (char *)"-m",
-                         (char *)"5",
-                         (char *)"-X",
-                         (char *)"POST",
-                         (char *)"-d",
-                         (char *)"agentic-job-check",
-                         (char *)args->control_url,
-                         NULL };
-        long long t = probe_now_ms();
-        char out[4096] = "";
-        unsigned status;
-        bool denied;
-        int r;
-
-        (void)unused;
-        if (args->post == INSIDE_POST_NONE) {
-                probe_emit("egress-post", "note", t, "[egress] proxy = false: no proxy to refuse a write");
-                return NULL;
-        }
-        if (args->post == INSIDE_POST_ADMITTED) {
-                probe_emit("egress-post", "note", t, "not probed: the egress policy admits a POST to %s",
-                           args->control_url);
-                return NULL;
-        }
-        r = run(argv, environ, out, sizeof(out));
-        if (r < 0 || r == 127) {
-                probe_emit("egress-post", "note", t, "not probed: cannot run " CURL);
-                return NULL;
-        }
-        last_response(out, &status, &denied);
-        if (status == 403 && denied)
-                probe_emit("egress-post", "ok", t, "POST %s refused by the proxy (403, X-Egress-Denied)",
-                           args->control_url);
-        else
-                probe_emit("egress-post", "fail", t,
-                           "POST %s, which the policy refuses: HTTP %u%s (curl status %d)",
-                           args->control_url, status, denied ? "" : " without X-Egress-Denied", r);
-        return NULL;
-}
-
 static void *probe_network(void *unused)
 {
         long long t = probe_now_ms();
@@ -607,9 +442,9 @@ static void *probe_network(void *unused)
         int r;
 
         (void)unused;
-        r = curl_code(args->control_url, args->proxy_port == 0, code);
+        r = probe_curl_code(args->control_url, args->proxy_port == 0, code);
         if (r < 0 || r == 127) {
-                probe_emit("network-control", "fail", t, "cannot run " CURL);
+                probe_emit("network-control", "fail", t, "cannot run " PROBE_CURL);
                 probe_emit("metadata", "note", t, "not probed: no curl");
                 probe_emit("egress-direct", "note", t, "not probed: no curl");
                 return NULL;
@@ -622,7 +457,7 @@ static void *probe_network(void *unused)
                            code, r);
 
         t = probe_now_ms();
-        r = curl_code(METADATA_URL, true, code);
+        r = probe_curl_code(METADATA_URL, true, code);
         if (strcmp(code, "000") != 0)
                 probe_emit("metadata", "fail", t, METADATA_URL " answered %s", code);
         else
@@ -634,7 +469,7 @@ static void *probe_network(void *unused)
                            "[egress] proxy = false: the sandbox reaches the network directly");
                 return NULL;
         }
-        r = curl_code(args->control_url, true, code);
+        r = probe_curl_code(args->control_url, true, code);
         if (strcmp(code, "000") != 0)
                 probe_emit("egress-direct", "fail", t, "%s answered %s without the proxy", args->control_url,
                            code);
@@ -709,6 +544,56 @@ static void *probe_egress_raw(void *unused)
         else
                 probe_emit("egress-dns", "ok", t, "a DNS query to each of %zu nameservers refused",
                            args->n_nameserver);
+        return NULL;
+}
+
+/* IPv6 and the system's resolver, around the proxy: control-url's IPv6 address (where the runner reaches
+ * it), and a fresh name through getaddrinfo(), which asks whatever nsswitch names (a local stub, nscd,
+ * systemd-resolved over its socket), any of which may send the name on. Only the runner's working
+ * control makes either a probe. */
+static void *probe_egress_v6_resolve(void *unused)
+{
+        struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+        struct sockaddr_storage ss;
+        socklen_t len = 0;
+        long long t = probe_now_ms();
+        int r;
+
+        (void)unused;
+        if (args->proxy_port == 0) {
+                probe_emit("egress-ipv6", "note", t,
+                           "[egress] proxy = false: the sandbox reaches the network directly");
+                probe_emit("egress-resolve", "note", t,
+                           "[egress] proxy = false: the sandbox resolves names");
+                return NULL;
+        }
+        if (!args->egress_addr6 || egress_sockaddr(args->egress_addr6, args->egress_port, &ss, &len) < 0)
+                probe_emit("egress-ipv6", "note", t,
+                           "not probed: the runner reaches control-url's host over no IPv6 address");
+        else {
+                r = egress_try_tcp((struct sockaddr *)&ss, len);
+                if (r == 0)
+                        probe_emit("egress-ipv6", "fail", t, "connected to [%s] port %u without the proxy",
+                                   args->egress_addr6, args->egress_port);
+                else
+                        probe_emit("egress-ipv6", "ok", t, "[%s] port %u not reached without the proxy: %s",
+                                   args->egress_addr6, args->egress_port, strerror(-r));
+        }
+        t = probe_now_ms();
+        if (!args->resolve_name) {
+                probe_emit("egress-resolve", "note", t, "not probed: no resolver answers the runner");
+                return NULL;
+        }
+        r = getaddrinfo(args->resolve_name, NULL, &hints, &res);
+        if (r == 0)
+                freeaddrinfo(res);
+        /* An address or "no such name" is a resolver's answer: the name reached one. */
+        if (r == 0 || r == EAI_NONAME || r == EAI_NODATA)
+                probe_emit("egress-resolve", "fail", t, "a resolver answered for %s: %s", args->resolve_name,
+                           r == 0 ? "an address" : gai_strerror(r));
+        else
+                probe_emit("egress-resolve", "ok", t, "%s not resolved: %s", args->resolve_name,
+                           gai_strerror(r));
         return NULL;
 }
 
@@ -1118,8 +1003,9 @@ static void *probe_schedulers(void *unused)
                                    tries[i].program);
                         continue;
                 }
-                r = run_capture((char *const[]){ (char *)tries[i].program, (char *)tries[i].arg, NULL },
-                                environ, out, sizeof(out), true);
+                r = probe_run_capture(
+                        (char *const[]){ (char *)tries[i].program, (char *)tries[i].arg, NULL }, environ,
+                        out, sizeof(out), true);
                 out[strcspn(out, "\n")] = '\0';
                 if (strstr(out, tries[i].refusal))
                         probe_emit(tries[i].name, "ok", t, "%s refused the sandbox user: %s",
@@ -1135,7 +1021,7 @@ static void *probe_schedulers(void *unused)
  * status where it said nothing. */
 static int unit_state(const char *unit, char *out, size_t size)
 {
-        int r = run_capture(
+        int r = probe_run_capture(
                 (char *const[]){ (char *)SYSTEMCTL, (char *)"is-active", (char *)"--", (char *)unit, NULL },
                 environ, out, size, false);
 
@@ -1294,6 +1180,43 @@ static void *probe_processes(void *unused)
         return NULL;
 }
 
+static void *userns_net(void *unused)
+{
+        (void)unused;
+        probe_userns_net(args);
+        return NULL;
+}
+
+static void *proxy_post(void *unused)
+{
+        (void)unused;
+        probe_proxy_post(args);
+        return NULL;
+}
+
+static void *proxy_read(void *unused)
+{
+        (void)unused;
+        probe_proxy_read(args);
+        probe_proxy_fronting(args);
+        return NULL;
+}
+
+static void *proxy_local(void *unused)
+{
+        (void)unused;
+        probe_proxy_local(args);
+        return NULL;
+}
+
+/* Each planned probe a thread of its own: cargo and npm take seconds where they are installed. */
+static void *proxy_planned(void *i)
+{
+        if ((uintptr_t)i < args->n_planned)
+                probe_proxy_planned(args, (uintptr_t)i);
+        return NULL;
+}
+
 static void *probe_environ(void *unused)
 {
         (void)unused;
@@ -1305,6 +1228,7 @@ static void *probe_environ(void *unused)
 static const struct {
         const char *group;
         void *(*run)(void *);
+        uintptr_t arg;
 } probes[] = {
         { "privilege", probe_groups },
         { "privilege", probe_sudo },
@@ -1318,8 +1242,16 @@ static const struct {
         { "privilege", probe_linger },
         { "privilege", probe_run0 },
         { "network", probe_network },
-        { "network", probe_egress_post },
+        { "network", proxy_post },
+        { "network", proxy_read },
+        { "network", proxy_local },
+        { "network", proxy_planned, 0 },
+        { "network", proxy_planned, 1 },
+        { "network", proxy_planned, 2 },
+        { "network", proxy_planned, 3 },
         { "network", probe_egress_raw },
+        { "network", probe_egress_v6_resolve },
+        { "network", userns_net },
         { "local-ipc", probe_local_tcp },
         { "local-ipc", probe_local_abstract },
         { "local-ipc", probe_local_sockets },
@@ -1343,7 +1275,7 @@ static size_t n_done;
 
 static void *run_probe(void *i)
 {
-        probes[(uintptr_t)i].run(NULL);
+        probes[(uintptr_t)i].run((void *)probes[(uintptr_t)i].arg);
         pthread_mutex_lock(&done_lock);
         n_done++;
         pthread_cond_signal(&done_cond);

@@ -159,6 +159,87 @@ const ProbeDef probe_table[] = {
           "POST a body to control-url through the proxy, which the egress policy refuses (asked with "
           "egress_decide()); the proxy must answer 403 with X-Egress-Denied",
           "network-control", "the egress proxy, deciding with the installed policy" },
+        { "egress-read", "network", PROBE_SANDBOX,
+          "GET and HEAD control-url through the proxy: reads need no rule, so the origin must answer both",
+          NULL, NULL },
+        { "egress-git", "network", PROBE_SANDBOX,
+          "git ls-remote fetch-repo HEAD through the proxy, where the policy admits its requests (GET "
+          ".../info/refs, POST .../git-upload-pack): it must work",
+          NULL, NULL },
+        { "egress-git-refused", "network", PROBE_SANDBOX,
+          "where the policy refuses one of git ls-remote's requests: the first, made with curl through the "
+          "proxy, must meet its 403 with X-Egress-Denied",
+          "network-control", "the egress proxy, deciding with the installed policy" },
+        { "egress-cargo", "network", PROBE_SANDBOX,
+          "cargo fetch of a crate depending on itoa through the proxy, where the policy admits its "
+          "requests (the sparse index, the download): it must work (a note without cargo)",
+          NULL, NULL },
+        { "egress-cargo-refused", "network", PROBE_SANDBOX,
+          "where the policy refuses one of cargo's requests: the first, made with curl through the proxy, "
+          "must meet its 403 with X-Egress-Denied",
+          "network-control", "the egress proxy, deciding with the installed policy" },
+        { "egress-npm", "network", PROBE_SANDBOX,
+          "npm install is-number through the proxy, where the policy admits its requests (the package, "
+          "its tarball, the audit's POST): it must work (a note without npm)",
+          NULL, NULL },
+        { "egress-npm-refused", "network", PROBE_SANDBOX,
+          "where the policy refuses one of npm's requests: the first, made with curl through the proxy, "
+          "must meet its 403 with X-Egress-Denied",
+          "network-control", "the egress proxy, deciding with the installed policy" },
+        { "egress-push", "network", PROBE_SANDBOX,
+          "POST a pack to fetch-repo's git-receive-pack (a push) through the proxy: 403 with "
+          "X-Egress-Denied (a note where the policy admits it)",
+          "network-control", "the egress proxy: no rule of the shipped policy admits git-receive-pack" },
+        { "egress-fronting-control", "network", PROBE_RUNNER,
+          "the certificate of control-url's host names another host, a front it covers (a note where it "
+          "names none, or control-url is http)",
+          NULL, NULL },
+        { "egress-fronting", "network", PROBE_SANDBOX,
+          "a request on a connection to control-url's host that names the front, in its Host header, then "
+          "in its TLS server name: 403 with X-Egress-Denied, for fronting",
+          "egress-fronting-control",
+          "the egress policy: the Host header and the server name must name the host connected to" },
+        { "egress-proxy-metadata", "network", PROBE_SANDBOX,
+          "ask the proxy for the metadata service, http://169.254.169.254/ and http://[fd00:ec2::254]/: 403 "
+          "with X-Egress-Denied",
+          "network-control",
+          "the egress policy (loopback, link-local and metadata addresses, localhost) and squid's local_dst "
+          "(by the address it would connect to, whatever name led there)" },
+        { "egress-proxy-local", "network", PROBE_SANDBOX,
+          "ask the proxy for loopback (127.0.0.1, ::1 and localhost, on a listener of the runner's) and "
+          "each "
+          "of this machine's own addresses: 403 with X-Egress-Denied",
+          "network-control",
+          "the egress policy (loopback, link-local and metadata addresses, localhost) and squid's local_dst "
+          "(by the address it would connect to, whatever name led there)" },
+        { "egress-ipv6-control", "network", PROBE_RUNNER,
+          "the runner connects to control-url's host over IPv6 (a note where it has no IPv6 address or "
+          "the runner does not reach it)",
+          NULL, NULL },
+        { "egress-ipv6", "network", PROBE_SANDBOX,
+          "a TCP connection to control-url's IPv6 address and port without the proxy", "egress-ipv6-control",
+          "the nftables rules on the sandbox uids (one inet table: IPv4 and IPv6 alike)" },
+        { "egress-resolve-control", "network", PROBE_RUNNER,
+          "the runner's resolver (getaddrinfo: whatever nsswitch names) answers for a fresh name under "
+          "control-url's host, if only that there is no such name (a note where none answers)",
+          NULL, NULL },
+        { "egress-resolve", "network", PROBE_SANDBOX,
+          "resolve a fresh name under control-url's host with getaddrinfo: any answer, no such name "
+          "included, means the name reached a resolver, and names carry data out",
+          "egress-resolve-control",
+          "the nftables rules on the sandbox uids (port 53), and no resolver of the host's (nscd, "
+          "systemd-resolved) that the sandbox user reaches over a socket" },
+        { "userns-net-control", "network", PROBE_SANDBOX,
+          "the sandbox user makes a user and network namespace (unshare(2)), and where pasta is installed, "
+          "pasta's namespace reaches the proxy through its gateway (a note where user namespaces are "
+          "refused)",
+          NULL, NULL },
+        { "userns-net", "network", PROBE_SANDBOX,
+          "from a user and network namespace of its own (unshare(2), and pasta's where installed), connect "
+          "to "
+          "control-url's address without the proxy",
+          "userns-net-control",
+          "the nftables rules on the sandbox uids: pasta connects for the namespace as the sandbox user" },
         { "local-tcp-control", "local-ipc", PROBE_SANDBOX,
           "connect to the proxy's port (without the proxy: to a listener the runner opened)", NULL, NULL },
         { "local-tcp", "local-ipc", PROBE_SANDBOX,

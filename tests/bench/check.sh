@@ -26,7 +26,7 @@ useradd --create-home --shell /bin/bash "$RUNNER"
 RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
 rm -f /etc/resolv.conf
 printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
-printf '[sandbox]\nuser = "%s"\nrunner-user = "%s"\ngroups = []\n\n[sandbox.check]\ncontrol-url = "https://www.fake.test/"\n\n[egress]\nproxy = true\n' \
+printf '[sandbox]\nuser = "%s"\nrunner-user = "%s"\ngroups = []\n\n[sandbox.check]\ncontrol-url = "https://www.fake.test/"\nfetch-repo = "https://www.fake.test/git/fixture.git"\n\n[egress]\nproxy = true\n' \
         "$SANDBOX" "$RUNNER" >"$work/config.toml"
 "$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1 ||
         { sed 's/^/# setup: /' "$work/setup.out"; echo "Bail out! setup failed"; exit 1; }

@@ -50,6 +50,7 @@ stop-services = ["$DAEMON"]
 
 [sandbox.check]
 control-url = "https://www.fake.test/"
+fetch-repo = "https://www.fake.test/git/fixture.git"
 
 [egress]
 proxy = true
@@ -121,7 +122,9 @@ PROBES=(private-dir-control metadata-control groups-control groups sudo-control 
         "private-dir:$PRIVATE" state-write-control state-write user-manager-control user-manager
         polkit-control polkit linger-control linger
         network-control metadata egress-post egress-direct egress-tcp-control egress-tcp egress-udp-control
-        egress-udp egress-dns-control egress-dns
+        egress-udp egress-dns-control egress-dns egress-read egress-git-refused egress-push
+        egress-fronting-control egress-fronting
+        egress-proxy-metadata egress-proxy-local egress-resolve-control egress-resolve userns-net-control userns-net
         local-tcp-control local-tcp local-abstract-control local-abstract local-sockets-control local-sockets
         local-udp-control local-udp
         probe-inside runner-sudo-control runner-sudo runner-sudo-list runner-su runner-groups-control
@@ -130,14 +133,16 @@ PROBES=(private-dir-control metadata-control groups-control groups sudo-control 
         signal-runner-control signal-runner tiocsti-control tiocsti environ-sandbox-control environ-canary
         environ-job-variables env-job-variables service-control "service:$DAEMON")
 # run0 where systemd has it (trixie); notes where it has not (bookworm). No pkexec in the test hosts. No
-# OIDC request values in this job (oidc-control). No --walk (walk).
-NOTES=4
+# OIDC request values in this job (oidc-control). No --walk (walk). No cargo, no npm (egress-cargo,
+# egress-npm: the shipped policy admits their requests); no IPv6 in the fake internet (egress-ipv6-control,
+# egress-ipv6).
+NOTES=8
 expect_contains "no pkexec: a note" "note [runner-pkexec] /usr/bin/pkexec is not installed" "$(cat "$work/out")"
 if [ -x /usr/bin/run0 ]; then
         PROBES+=(run0-control run0 runner-run0)
         RUN0=run0
 else
-        NOTES=7
+        NOTES=11
         RUN0=
         expect_contains "no run0: a note" "note [run0] not probed: there is no run0" "$(cat "$work/out")"
         expect_contains "no run0: a note of the runner's too" "note [runner-run0] /usr/bin/run0 is not installed" \
@@ -158,6 +163,10 @@ done
 expect_eq "every line is a result, but the last" "" \
         "$(sed '$d' "$work/out" | grep -vE '^(ok|FAIL|note) \[[^]]+\] ' | head -n 3)"
 expect_contains "kill-user is named in a note" "note [kill-user] ended " "$(cat "$work/out")"
+expect_contains "userns-net: pasta's namespace too" "; from pasta's namespace, www.fake.test (203.0.113.10) port 443: not reached" \
+        "$(cat "$work/out")"
+expect_contains "egress-fronting: the front is another name of the origin's certificate" \
+        "ok [egress-fronting-control] the certificate of www.fake.test also names upload.fake.test: the front" "$(cat "$work/out")"
 expect_contains "without --walk: a note" "note [walk] world-writable, runner-world-write and setuid-unowned are made with --walk" \
         "$(cat "$work/out")"
 expect_contains "no OIDC request values: a note" "note [oidc-control] no ACTIONS_ID_TOKEN_REQUEST_URL nor _TOKEN" \
@@ -332,7 +341,7 @@ expect_failing "setup's polkit rule back" ""
 # rule that admits the POST, the file then put back: the proxy no longer enforces what the check reads.
 cp -p "$POLICY" "$work/policy.orig"
 on_exit "cp -p $work/policy.orig $POLICY; $CLIENT egress stop; $CLIENT egress start"
-printf '\n[[write]]\nname = "ajt-post"\nwhy = "the removal test of egress-post"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/**"]\n' >>"$POLICY"
+printf '\n[[write]]\nname = "ajt-post"\nwhy = "the removal test of egress-post"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/"]\n' >>"$POLICY"
 restart_proxy() {
         "$CLIENT" egress stop >"$work/proxy.out" 2>&1 && "$CLIENT" egress start >>"$work/proxy.out" 2>&1 ||
                 { sed 's/^/# proxy: /' "$work/proxy.out"; fail "$1: the proxy did not restart"; }
@@ -345,6 +354,109 @@ cp -p "$work/policy.orig" "$POLICY"
 expect_failing "the proxy started with that rule, the installed policy without it" "egress-post"
 restart_proxy "the installed policy"
 expect_failing "the proxy restarted with the installed policy" ""
+
+# The policy's forms of git, npm and the push. fetch-repo is on www.fake.test, for which the shipped
+# policy has no git-upload-pack rule: egress-git-refused. With a rule, installed and started: egress-git,
+# git ls-remote through the proxy. The proxy started with the rule, the installed file without it:
+# egress-git-refused meets the origin's answer, not the proxy's 403. The reverse, the file with the rule
+# and the proxy without: egress-git meets the proxy's 403.
+GIT_RULE='\n[[write]]\nname = "ajt-git"\nwhy = "the removal test of egress-git"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/**/git-upload-pack"]\n'
+printf "$GIT_RULE" >>"$POLICY"
+restart_proxy "a git-upload-pack rule"
+expect_failing "a policy with a git-upload-pack rule for fetch-repo" ""
+expect_contains "egress-git: git ls-remote through the proxy" "ok [egress-git] git ls-remote https://www.fake.test/git/fixture.git HEAD through the proxy" \
+        "$(cat "$work/out")"
+cp -p "$work/policy.orig" "$POLICY"
+expect_failing "the proxy started with the git rule, the installed policy without it" "egress-git-refused"
+restart_proxy "the installed policy"
+printf "$GIT_RULE" >>"$POLICY"
+expect_failing "the installed policy with the git rule, the proxy started without it" "egress-git"
+cp -p "$work/policy.orig" "$POLICY"
+
+# The push: a rule for git-receive-pack in the proxy alone.
+printf '\n[[write]]\nname = "ajt-push"\nwhy = "the removal test of egress-push"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/**/git-receive-pack"]\n' >>"$POLICY"
+restart_proxy "a git-receive-pack rule"
+expect_failing "a policy that admits the push" ""
+expect_contains "egress-push is a note then, never ok" "note [egress-push] not probed: the egress policy admits a push" \
+        "$(cat "$work/out")"
+cp -p "$work/policy.orig" "$POLICY"
+expect_failing "the proxy started with the push rule, the installed policy without it" "egress-push"
+restart_proxy "the installed policy"
+
+# npm's audit: the shipped rule npm-audit taken out of the installed file while the proxy keeps it, then
+# the proxy restarted without it. (registry.npmjs.org does not resolve in the fake internet: the proxy
+# that admits the POST answers 503 of its own, which is no refusal.)
+python3 -c '
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+t = re.sub(r"\n\[\[write\]\]\nname = \"npm-audit\".*?(?=\n\[\[write\]\]|\Z)", "", s, flags=re.S)
+assert t != s, "no npm-audit rule"
+open(p, "w").write(t)
+' "$POLICY" || fail "the npm-audit rule could not be taken out"
+expect_failing "the installed policy without npm-audit, the proxy started with it" "egress-npm-refused"
+restart_proxy "the policy without npm-audit"
+expect_failing "the proxy restarted without npm-audit" ""
+expect_contains "egress-npm-refused: the audit's POST refused" "ok [egress-npm-refused] POST https://registry.npmjs.org/-/npm/v1/security/advisories/bulk, which the policy refuses: 403" \
+        "$(cat "$work/out")"
+cp -p "$work/policy.orig" "$POLICY"
+restart_proxy "the installed policy"
+
+# egress-read: control-url's host on the threat list when the proxy started, then taken off the list:
+# the check reads the list and finds the read admitted, the proxy refuses it. network-control fails with
+# it, and egress-fronting, whose refusal no longer names fronting, and userns-net-control, which fetches
+# control-url through the proxy from pasta's namespace.
+THREATS=/opt/egress-proxy/denylist.txt
+if [ -e "$THREATS" ]; then cp -p "$THREATS" "$work/threats.orig"; else : >"$work/threats.orig"; fi
+on_exit "cp $work/threats.orig $THREATS"
+cat "$work/threats.orig" >"$THREATS"
+echo www.fake.test >>"$THREATS"
+restart_proxy "control-url's host on the threat list"
+cat "$work/threats.orig" >"$THREATS"
+expect_failing "the proxy refusing reads of control-url" "egress-fronting egress-read network-control userns-net-control"
+restart_proxy "the threat list as it was"
+expect_failing "the proxy restarted with the threat list as it was" ""
+
+# squid's configuration changed under the running proxy (SIGHUP: squid reads it again, its helpers
+# restarted), put back by restarting the proxy. reconfigure_proxy WHAT SED-SCRIPT.
+SQUID_CONF=/etc/egress-proxy/squid.conf
+reconfigure_proxy() {
+        sed -i "$2" "$SQUID_CONF" || fail "$1: squid.conf not changed"
+        kill -HUP "$(cat /var/lib/egress-proxy/squid.pid)" || fail "$1: squid not told"
+        # squid answers again once it has read the file and started a helper.
+        for ((i = 0; i < 100; i++)); do
+                curl -s -o /dev/null -m 2 --noproxy '' -x http://127.0.0.1:3128 http://www.fake.test/ && break
+                sleep 0.1
+        done
+}
+on_exit "$CLIENT egress stop >/dev/null 2>&1; $CLIENT egress start >/dev/null 2>&1"
+
+# egress-fronting: the helper no longer told the server name and the tunnel's target (an absent header in
+# their place), so that inside a tunnel it decides each request by its Host header alone, as for plain HTTP.
+reconfigure_proxy "the helper blind to the tunnel" 's/%ssl::>sni/%{X-Ajt-Absent}>h/; s/%{clt_conn_tag}note/%{X-Ajt-Absent}>h/'
+expect_failing "the helper told neither the server name nor the tunnel's target" "egress-fronting"
+restart_proxy "squid's own configuration"
+expect_failing "the proxy restarted" ""
+
+# egress-proxy-local and egress-proxy-metadata: squid's local_dst refuses the test host's own address
+# (198.51.100.2, in no range the policy knows as local) and fd00:ec2::254 by the address it would connect
+# to. Without it nftables still refuses the proxy's connection, which the probes cannot tell from a closed
+# port: they count only the proxy's own 403, so both fail.
+reconfigure_proxy "squid without local_dst" '/^http_access deny local_dst/d'
+expect_failing "squid without its local_dst refusal" "egress-proxy-local egress-proxy-metadata"
+expect_contains "the host's own address: not reached, nftables refused the proxy" "FAIL [egress-proxy-local] the proxy asked for http://198.51.100.2/: HTTP 503" \
+        "$(cat "$work/out")"
+restart_proxy "squid's own configuration"
+expect_failing "squid's local_dst back" ""
+
+# egress-resolve (and egress-dns): a rule before the others that lets the sandbox uid reach port 53.
+nft list table inet agentic_job >"$work/table-dns.nft"
+on_exit "nft list table inet agentic_job >/dev/null 2>&1 && nft delete table inet agentic_job; nft -f $work/table-dns.nft"
+nft insert rule inet agentic_job output meta skuid "$SB_UID" meta l4proto '{ tcp, udp }' th dport 53 accept
+expect_failing "a rule that lets the sandbox user reach port 53" "egress-dns egress-resolve"
+nft delete table inet agentic_job
+nft -f "$work/table-dns.nft"
+expect_failing "the table put back" ""
 
 # local UDP: a rule before the others that lets the sandbox uid's datagrams reach loopback; the table is
 # put back as it was after it. (A drop there refuses as a reject does: the kernel fails the send with
@@ -362,7 +474,7 @@ NFT_SAVED=$work/table.nft
 nft list table inet agentic_job >"$NFT_SAVED"
 nft delete table inet agentic_job
 on_exit "nft list table inet agentic_job >/dev/null 2>&1 || nft -f $NFT_SAVED"
-expect_failing "the nftables table deleted" "egress-direct egress-dns egress-tcp egress-udp local-tcp local-udp metadata"
+expect_failing "the nftables table deleted" "egress-direct egress-dns egress-resolve egress-tcp egress-udp local-tcp local-udp metadata userns-net"
 nft -f "$NFT_SAVED"
 
 python3 -c '
@@ -490,7 +602,8 @@ on_exit "kill $DECOY $DECOY_SCRIPT"
 DECOY_TTY=$(readlink "/proc/$DECOY/fd/0")
 expect_contains "the test's decoy runs, its terminal a pseudo-terminal" "/dev/pts/" "$DECOY_TTY"
 INSIDE=(sandbox probe-inside --proxy-port 3128 --user-manager masked --post none
-        --control-url https://www.fake.test/ --tcp-control 9 --udp-target 9 --abstract agentic-job-check-00
+        --control-url https://www.fake.test/ --fetch-repo https://www.fake.test/git/fixture.git --tcp-control 9
+        --udp-target 9 --abstract agentic-job-check-00
         --socket-control /tmp/agentic-job-check-00/socket
         --decoy "$DECOY" --decoy-tty "$DECOY_TTY" --canary "$DECOY_CANARY")
 # inside_run WHAT GROUP...: runs the side of these groups as INSIDE_AS says, from /; $got the sorted names

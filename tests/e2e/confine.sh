@@ -39,6 +39,7 @@ groups = []
 
 [sandbox.check]
 control-url = "https://www.fake.test/"
+fetch-repo = "https://www.fake.test/git/fixture.git"
 
 [egress]
 proxy = true

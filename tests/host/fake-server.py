@@ -5,7 +5,9 @@ that was asked, so a test knows which fake host it reached; 169.254.169.254 answ
 cloud metadata service. Every request is remembered, and GET /_ajh/requests on any server returns them,
 so a test can prove that a refused request never arrived; GET /_ajh/bytes/N answers N zero bytes (the
 benchmarks' large reads). Below /git/ every server is a read-only git
-smart-HTTP server (git http-backend, upload-pack only) of the repositories in GIT_ROOT.
+smart-HTTP server (git http-backend, upload-pack only) of the repositories in GIT_ROOT. On 203.0.113.53
+UDP port 53 a resolver answers the fake names with their addresses and every other name with NXDOMAIN;
+each question is remembered as {"server": "dns", "name": ...}, so a test can prove one never arrived.
 
 usage: fake-server.py CERT KEY READY_FILE GIT_ROOT
 """
@@ -20,9 +22,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 NAMES = {
     "203.0.113.10": "www.fake.test",
     "203.0.113.20": "upload.fake.test",
+    # A real registry's name, so that requests the check makes of it (npm's audit) meet the proxy as they
+    # would on a runner: resolved, and answered by a certificate of the fake authority.
+    "203.0.113.40": "registry.npmjs.org",
     "198.51.100.30": "other.fake.test",
     "169.254.169.254": "metadata",
 }
+DNS_ADDRESS = "203.0.113.53"
 MAX_BODY = 1 << 20
 GIT_BACKEND = "/usr/lib/git-core/git-http-backend"
 git_root = None
@@ -146,6 +152,46 @@ class Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = answer
 
 
+def dns_question(query):
+    """The first question's name (lower case) and type, and where the question ends; None if malformed."""
+    if len(query) < 12 or query[2] & 0x80 or int.from_bytes(query[4:6], "big") < 1:
+        return None
+    labels, i = [], 12
+    while i < len(query) and query[i] != 0:
+        n = query[i]
+        if n > 63 or i + 1 + n > len(query):
+            return None
+        labels.append(query[i + 1:i + 1 + n].decode("ascii", "replace").lower())
+        i += 1 + n
+    if i + 5 > len(query):
+        return None
+    return ".".join(labels), int.from_bytes(query[i + 1:i + 3], "big"), i + 5
+
+
+def dns_serve():
+    by_name = {name: address for address, name in NAMES.items() if "." in name}
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((DNS_ADDRESS, 53))
+    while True:
+        query, peer = sock.recvfrom(512)
+        q = dns_question(query)
+        if q is None:
+            continue
+        name, qtype, end = q
+        with seen_lock:
+            seen.append({"server": "dns", "address": DNS_ADDRESS, "name": name, "type": qtype})
+        address = by_name.get(name)
+        answer = b""
+        if address and qtype == 1:
+            answer = b"\xc0\x0c" + (1).to_bytes(2, "big") + (1).to_bytes(2, "big") + (60).to_bytes(4, "big")
+            answer += (4).to_bytes(2, "big") + socket.inet_aton(address)
+        # A response: the id, QR and RD copied, RA; NOERROR where the name is known, else NXDOMAIN.
+        flags = 0x8000 | (query[2] & 0x01) << 8 | 0x0080 | (0 if address else 3)
+        header = query[0:2] + flags.to_bytes(2, "big") + (1).to_bytes(2, "big")
+        header += (1 if answer else 0).to_bytes(2, "big") + bytes(4)
+        sock.sendto(header + query[12:end] + answer, peer)
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -160,6 +206,7 @@ def main():
     context.load_cert_chain(cert, key)
     secure.socket = context.wrap_socket(secure.socket, server_side=True)
     threading.Thread(target=plain.serve_forever, daemon=True).start()
+    threading.Thread(target=dns_serve, daemon=True).start()
     with open(ready, "w") as f:
         f.write("ready\n")
     secure.serve_forever()

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check-inside.h"
+#include "egress-plan.h"
 #include "environ-scan.h"
 #include "macro.h"
 #include "probes.h"
@@ -33,8 +34,20 @@ START_TEST(test_plan_matches_table)
         size_t n_sandbox = 0, n_param = 0;
 
         char *const services[] = { (char *)"docker.service", NULL };
+        EgressPlanned planned[EGRESS_PLANNED] = {
+                { .name = "egress-git" },
+                { .name = "egress-cargo-refused", .refused = true },
+                { .name = "egress-npm" },
+                { .name = "egress-push", .refused = true },
+        };
+        /* Each planned probe is waited for in one of its two forms. */
+        static const char *const alternates[] = { "egress-git",   "egress-git-refused",
+                                                  "egress-cargo", "egress-cargo-refused",
+                                                  "egress-npm",   "egress-npm-refused" };
 
-        ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, true, &names), 0);
+        ck_assert_int_eq(
+                inside_expected_names(dirs, 2, secrets, 2, services, planned, EGRESS_PLANNED, true, &names),
+                0);
         /* Every name the runner waits for is a sandbox-side probe of the table... */
         for (char **n = names; *n; n++) {
                 const ProbeDef *d = probe_lookup(*n);
@@ -54,23 +67,34 @@ START_TEST(test_plan_matches_table)
                         n_param++;
                         continue;
                 }
+                for (size_t k = 0; k < ELEMENTSOF(alternates); k++)
+                        found = found || strcmp(alternates[k], t) == 0;
+                if (found)
+                        continue;
                 n_sandbox++;
                 for (char **n = names; *n; n++)
                         found = found || strcmp(*n, t) == 0;
                 ck_assert_msg(found, "%s is never waited for", t);
         }
-        /* private-dir: twice, oidc-value: twice, service: once; the walk's last */
+        for (size_t k = 0; k < ELEMENTSOF(alternates); k++)
+                ck_assert_msg(probe_lookup(alternates[k]), "%s is not in the table", alternates[k]);
+        /* private-dir: twice, oidc-value: twice, service: once, three planned probes of two forms; the
+         * walk's last */
         ck_assert_uint_eq(n_param, 3);
-        ck_assert_uint_eq(strv_length(names), n_sandbox + 5);
-        ck_assert_str_eq(names[strv_length(names) - 8], "private-dir:/opt/x");
-        ck_assert_str_eq(names[strv_length(names) - 6], "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN");
-        ck_assert_str_eq(names[strv_length(names) - 5], "service:docker.service");
+        ck_assert_uint_eq(strv_length(names), n_sandbox + 5 + 3);
+        ck_assert_str_eq(names[strv_length(names) - 12], "private-dir:/opt/x");
+        ck_assert_str_eq(names[strv_length(names) - 10], "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN");
+        ck_assert_str_eq(names[strv_length(names) - 9], "service:docker.service");
+        ck_assert_str_eq(names[strv_length(names) - 7], "egress-cargo-refused");
+        ck_assert_str_eq(names[strv_length(names) - 5], "egress-push");
         ck_assert_str_eq(names[strv_length(names) - 1], "setuid-unowned");
         {
                 _cleanup_strv_free_ char **plain = NULL;
 
                 /* Without the walk, none of its names is waited for. */
-                ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, false, &plain), 0);
+                ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, planned,
+                                                       EGRESS_PLANNED, false, &plain),
+                                 0);
                 ck_assert_uint_eq(strv_length(plain), strv_length(names) - 4);
                 for (char **n = plain; *n; n++)
                         ck_assert_msg(strcmp(*n, "world-writable") != 0, "the walk's name without --walk");
@@ -94,6 +118,18 @@ START_TEST(test_inside_args)
                        "refused",
                        "--control-url",
                        "https://x/",
+                       "--fetch-repo",
+                       "https://x/r.git",
+                       "--egress",
+                       "egress-git-refused POST https://x/r.git/git-upload-pack",
+                       "--egress",
+                       "egress-push",
+                       "--egress-addr6",
+                       "2001:db8::10",
+                       "--resolve-name",
+                       "agentic-job-check-00ff.x",
+                       "--front",
+                       "www.x",
                        "--tcp-control",
                        "4000",
                        "--udp-target",
@@ -152,6 +188,17 @@ START_TEST(test_inside_args)
         ck_assert_uint_eq(a.egress_port, 443);
         ck_assert_str_eq(a.nameserver[0], "2001:db8::53");
         ck_assert_str_eq(a.walk_dir, "/tmp/" PROBE_ABSTRACT_PREFIX "x1");
+        ck_assert_str_eq(a.fetch_repo, "https://x/r.git");
+        ck_assert_uint_eq(a.n_planned, 2);
+        ck_assert_str_eq(a.planned[0].name, "egress-git-refused");
+        ck_assert(a.planned[0].refused);
+        ck_assert_str_eq(a.planned[0].method, "POST");
+        ck_assert_str_eq(a.planned[0].url, "https://x/r.git/git-upload-pack");
+        ck_assert_str_eq(a.planned[1].name, "egress-push");
+        ck_assert(!a.planned[1].refused);
+        ck_assert_str_eq(a.egress_addr6, "2001:db8::10");
+        ck_assert_str_eq(a.resolve_name, "agentic-job-check-00ff.x");
+        ck_assert_str_eq(a.front, "www.x");
 
         static const char *const bad[][3] = {
                 { "--proxy-port", "3128", NULL },       /* repeated */
@@ -170,6 +217,17 @@ START_TEST(test_inside_args)
                 { "--service", "-x.service", NULL },    /* not a unit name */
                 { "--socket-control", "/tmp/y", NULL }, /* repeated, and not the check's */
                 { "--service", "a b.service", NULL },   /* not a unit name */
+                { "--fetch-repo", "https://y/", NULL }, /* repeated */
+                { "--egress", "egress-git", NULL },     /* egress-git twice, in its other form */
+                { "--egress", "egress-push POST https://x/r.git/git-receive-pack", NULL }, /* twice */
+                { "--egress", "egress-npm-refused", NULL },        /* refused without its request */
+                { "--egress", "egress-npm GET https://x/", NULL }, /* admitted with a request */
+                { "--egress", "egress-cargo-refused PUT https://x/", NULL },    /* a method it never makes */
+                { "--egress", "egress-cargo-refused GET ftp://x/", NULL },      /* not http(s) */
+                { "--egress", "egress-cargo-refused GET https://x/\ty", NULL }, /* a control character */
+                { "--egress", "egress-bogus", NULL },                           /* no such probe */
+                { "--egress-addr6", "2001:db8::11", NULL },                     /* repeated */
+                { "--resolve-name", "agentic-job-check-1.x", NULL },            /* repeated */
                 /* the same name twice */
                 { "--secret",
                   "ACTIONS_ID_TOKEN_REQUEST_TOKEN=3:"
@@ -225,6 +283,8 @@ START_TEST(test_inside_args_decoy)
                          "none",
                          "--control-url",
                          "http://x/",
+                         "--fetch-repo",
+                         "http://x/r",
                          "--tcp-control",
                          "1",
                          "--udp-target",
@@ -331,6 +391,139 @@ START_TEST(test_environ_scan_names_bounded)
         ck_assert_uint_lt(strlen(s.job_names), sizeof(s.job_names));
         ck_assert_str_eq(s.job_names + strlen(s.job_names) - 3, "...");
         ck_assert_ptr_nonnull(strstr(s.job_names, "ACTIONS_VARIABLE_NUMBER_0 "));
+}
+END_TEST
+
+/* The values the runner side computes for the network probes, each malformed in turn on an otherwise
+ * good command line (which parses, with each good value, first). */
+START_TEST(test_inside_args_network)
+{
+        static const char *const good[][2] = {
+                { "--front", "upload.fake.test" },
+                { "--resolve-name", "agentic-job-check-0123abcd.www.fake.test" },
+                { "--egress", "egress-cargo" },
+                { "--egress",
+                  "egress-npm-refused POST https://registry.npmjs.org/-/npm/v1/security/audits/quick" },
+        };
+        static const char *const bad[][2] = {
+                { "--front", "-x" },
+                { "--front", "a b" },
+                { "--front", "" },
+                { "--resolve-name", "other.x" },
+                { "--resolve-name", "agentic-job-check-AB.x" },
+                { "--egress-addr6", "203.0.113.1" },
+                { "--egress", "egress-cargo-refused" },
+                { "--egress", "egress-npm-refused POST  https://x/" },
+        };
+        char *base[] = { "probe-inside",
+                         "--proxy-port",
+                         "3128",
+                         "--user-manager",
+                         "masked",
+                         "--post",
+                         "refused",
+                         "--control-url",
+                         "https://www.fake.test/",
+                         "--fetch-repo",
+                         "https://www.fake.test/git/fixture.git",
+                         "--tcp-control",
+                         "1",
+                         "--udp-target",
+                         "2",
+                         "--abstract",
+                         PROBE_ABSTRACT_PREFIX "a",
+                         "--socket-control",
+                         "/tmp/" PROBE_ABSTRACT_PREFIX "x/socket",
+                         "--decoy",
+                         "4242",
+                         "--decoy-tty",
+                         "/dev/pts/3",
+                         "--canary",
+                         "0123456789abcdef0123456789abcdef",
+                         "--egress-addr",
+                         "203.0.113.10",
+                         "--egress-port",
+                         "443" };
+        InsideArgs a;
+        AjError e = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(good) + ELEMENTSOF(bad); i++) {
+                const char *const *pair = i < ELEMENTSOF(good) ? good[i] : bad[i - ELEMENTSOF(good)];
+                char *argv[64];
+                int n = 0;
+
+                for (size_t j = 0; j < ELEMENTSOF(base); j++)
+                        argv[n++] = base[j];
+                argv[n++] = (char *)pair[0];
+                argv[n++] = (char *)pair[1];
+                argv[n] = NULL;
+                ck_assert_msg(inside_args_parse(n, argv, &a, &e) == (i < ELEMENTSOF(good) ? 0 : -EINVAL),
+                              "%s %s: %s", pair[0], pair[1], e.message);
+        }
+        /* An IPv6 address of control-url's host needs its port: the line without --egress-addr and
+         * --egress-port (its last four), with --egress-addr6. */
+        {
+                char *argv[64];
+                int n = 0;
+
+                for (size_t j = 0; j + 4 < ELEMENTSOF(base); j++)
+                        argv[n++] = base[j];
+                argv[n] = NULL;
+                ck_assert_int_eq(inside_args_parse(n, argv, &a, &e), 0);
+                argv[n++] = (char *)"--egress-addr6";
+                argv[n++] = (char *)"2001:db8::1";
+                argv[n] = NULL;
+                ck_assert_int_eq(inside_args_parse(n, argv, &a, &e), -EINVAL);
+                ck_assert_str_eq(e.message, "--egress-addr and --egress-addr6 need --egress-port");
+        }
+}
+END_TEST
+
+/* The planned probes' forms, asked of a policy as the proxy would: git's POST admitted only for the hosts
+ * of its rule, npm's audit refused without its rule, cargo's reads admitted, a push refused; and the one
+ * argument each travels in, both ways. */
+START_TEST(test_egress_plan)
+{
+        static const char policy_text[] = "[[write]]\nname = \"git-fetch\"\nwhy = \"t\"\n"
+                                          "hosts = [\"git.example\"]\nmethods = [\"POST\"]\n"
+                                          "paths = [\"/**/git-upload-pack\"]\n";
+        EgressPolicy *policy = NULL;
+        EgressPlanned p[EGRESS_PLANNED], back;
+        char arg[64 + EGRESS_PLAN_URL_MAX];
+        AjError e = {};
+
+        ck_assert_int_eq(egress_policy_parse(policy_text, sizeof(policy_text) - 1, &policy, &e), 0);
+        ck_assert_int_eq(egress_plan(policy, "https://git.example/r.git/", p, &e), 0);
+        ck_assert_str_eq(p[0].name, "egress-git");
+        ck_assert(!p[0].refused);
+        ck_assert_str_eq(p[1].name, "egress-cargo");
+        ck_assert(!p[1].refused);
+        ck_assert_str_eq(p[2].name, "egress-npm-refused");
+        ck_assert_str_eq(p[2].method, "POST");
+        ck_assert_str_eq(p[2].url, "https://registry.npmjs.org/-/npm/v1/security/advisories/bulk");
+        ck_assert_str_eq(p[3].name, "egress-push");
+        ck_assert(p[3].refused);
+        ck_assert_str_eq(p[3].url, "https://git.example/r.git/git-receive-pack");
+
+        ck_assert_int_eq(egress_plan(policy, "https://other.example/r", p, &e), 0);
+        ck_assert_str_eq(p[0].name, "egress-git-refused");
+        ck_assert_str_eq(p[0].method, "POST");
+        ck_assert_str_eq(p[0].url, "https://other.example/r/git-upload-pack");
+
+        for (size_t i = 0; i < EGRESS_PLANNED; i++) {
+                ck_assert_int_eq(egress_planned_format(&p[i], arg, sizeof(arg)), 0);
+                ck_assert_int_eq(egress_planned_parse(arg, &back), 0);
+                ck_assert_str_eq(back.name, p[i].name);
+                ck_assert_int_eq(back.refused, p[i].refused);
+                ck_assert_str_eq(back.method, p[i].method);
+                ck_assert_str_eq(back.url, p[i].url);
+        }
+        ck_assert_int_eq(egress_planned_format(&p[0], arg, 10), -ENOBUFS);
+        ck_assert_int_eq(egress_planned_parse("egress-git-refused POST", &back), -EINVAL);
+        ck_assert_int_eq(egress_planned_parse("egress-gitx", &back), -EINVAL);
+        ck_assert_int_eq(egress_planned_parse("egress-push-refused GET https://x/", &back), -EINVAL);
+        ck_assert_int_eq(egress_planned_parse("egress-git-refused POST https://x/ y", &back), -EINVAL);
+        egress_policy_free(policy);
 }
 END_TEST
 
@@ -605,6 +798,8 @@ static Suite *probes_suite(void)
         tcase_add_test(tc, test_ptrace_scope);
         tcase_add_test(tc, test_inside_args);
         tcase_add_test(tc, test_inside_args_decoy);
+        tcase_add_test(tc, test_egress_plan);
+        tcase_add_test(tc, test_inside_args_network);
         tcase_add_test(tc, test_environ_scan);
         tcase_add_test(tc, test_environ_scan_names_bounded);
         tcase_add_test(tc, test_tcp_lines);

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+#include "probe-run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe-emit.h"
+
+/* fork() and execve() rather than posix_spawn(): <spawn.h> is shadowed by the project's spawn.h. Only
+ * async-signal-safe calls in the child, as a threaded parent requires. */
+static pid_t start(char *const *argv, char *const *env, int out_fd, bool merge)
+{
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid;
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int err = merge && out_fd >= 0 ? out_fd : null;
+        if (null < 0 || dup2(null, 0) < 0 || dup2(out_fd >= 0 ? out_fd : null, 1) < 0 || dup2(err, 2) < 0)
+                _exit(127);
+        execve(argv[0], argv, env);
+        _exit(127);
+}
+
+int probe_run_timed(char *const *argv, char *const *env, char *out, size_t size, bool merge, long long ms)
+{
+        int pipefd[2] = { -1, -1 }, status, r;
+        pid_t pid;
+        long long deadline = probe_now_ms() + ms;
+
+        if (out && pipe2(pipefd, O_CLOEXEC) < 0)
+                return -errno;
+        pid = start(argv, env, pipefd[1], merge);
+        if (out)
+                close(pipefd[1]);
+        if (pid < 0) {
+                r = -errno;
+                if (out)
+                        close(pipefd[0]);
+                return r;
+        }
+        if (out) {
+                size_t n = 0;
+
+                for (;;) {
+                        struct pollfd p = { pipefd[0], POLLIN, 0 };
+                        long long left = deadline - probe_now_ms();
+                        char buf[512];
+                        ssize_t k;
+
+                        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+                                break;
+                        k = read(pipefd[0], buf, sizeof(buf));
+                        if (k <= 0)
+                                break;
+                        for (ssize_t i = 0; i < k && n + 1 < size; i++)
+                                out[n++] = buf[i];
+                }
+                out[n] = '\0';
+                close(pipefd[0]);
+        }
+        for (;;) {
+                r = waitpid(pid, &status, WNOHANG);
+                if (r == pid)
+                        break;
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (probe_now_ms() > deadline) {
+                        (void)kill(pid, SIGKILL);
+                        (void)waitpid(pid, &status, 0);
+                        return 128 + SIGKILL;
+                }
+                (void)nanosleep(&(struct timespec){ 0, 2 * 1000 * 1000 }, NULL);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int probe_run_capture(char *const *argv, char *const *env, char *out, size_t size, bool merge)
+{
+        return probe_run_timed(argv, env, out, size, merge, PROBE_PROGRAM_MS);
+}
+
+int probe_run(char *const *argv, char *const *env, char *out, size_t size)
+{
+        return probe_run_timed(argv, env, out, size, false, PROBE_PROGRAM_MS);
+}
+
+int probe_curl_code(const char *url, bool direct, char code[8])
+{
+        char out[16];
+        char *argv[] = { (char *)PROBE_CURL,  (char *)"-s", (char *)"-o",
+                         (char *)"/dev/null", (char *)"-w", (char *)"%{http_code}",
+                         (char *)"-m",        (char *)"5",  (char *)"--noproxy",
+                         (char *)"*",         (char *)url,  NULL };
+        int r;
+
+        if (!direct) {
+                argv[8] = (char *)url;
+                argv[9] = NULL;
+        }
+        r = probe_run(argv, environ, out, sizeof(out));
+        (void)snprintf(code, 8, "%.3s", r >= 0 && strlen(out) == 3 ? out : "000");
+        return r;
+}
+
+void probe_last_response(const char *headers, unsigned *ret_status, bool *ret_denied)
+{
+        const char *p = headers, *last = NULL;
+
+        for (const char *l = p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncmp(l, "HTTP/", 5) == 0)
+                        last = l;
+        *ret_status = 0;
+        *ret_denied = false;
+        if (!last)
+                return;
+        p = strchr(last, ' ');
+        if (p && p[1] >= '1' && p[1] <= '5' && p[2] >= '0' && p[2] <= '9' && p[3] >= '0' && p[3] <= '9')
+                *ret_status = (unsigned)((p[1] - '0') * 100 + (p[2] - '0') * 10 + (p[3] - '0'));
+        for (const char *l = last; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncasecmp(l, "x-egress-denied:", 16) == 0)
+                        *ret_denied = true;
+}

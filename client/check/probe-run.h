@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* The programs the sandbox side's probes run, and what they make of curl's answers. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PROBE_CURL       "/usr/bin/curl"
+#define PROBE_PROGRAM_MS 10000 /* any program a probe runs */
+
+/* Runs argv (argv[0] absolute) with environment env, standard input from /dev/null, its standard output
+ * (with merge its standard error too; else that is discarded) in out, at most size - 1 bytes,
+ * NUL-terminated, when out is not NULL. The exit status (128+N for signal N; killed after ms), or -errno
+ * when it could not be started. Safe in a threaded process. */
+int probe_run_timed(char *const *argv, char *const *env, char *out, size_t size, bool merge, long long ms);
+
+/* The same, killed after PROBE_PROGRAM_MS. */
+int probe_run_capture(char *const *argv, char *const *env, char *out, size_t size, bool merge);
+int probe_run(char *const *argv, char *const *env, char *out, size_t size);
+
+/* curl's HTTP code for url ("000" when none) with our environment, direct: bypassing any proxy; its
+ * status. */
+int probe_curl_code(const char *url, bool direct, char code[8]);
+
+/* The status of the last response in curl's headers (after a CONNECT's own), and whether it carries
+ * X-Egress-Denied, the proxy's mark on a refusal. */
+void probe_last_response(const char *headers, unsigned *ret_status, bool *ret_denied);

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox side's userns-net-control and userns-net. */
+#pragma once
+
+#include "check-inside.h"
+
+void probe_userns_net(const InsideArgs *a);
