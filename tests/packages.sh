@@ -42,10 +42,12 @@ mapfile -t product < <(grep -ohE 'trusted_program_find\([^&]*|find_tool\("[^"]+"
         helper/*.c common/*.c client/*.c client/*/*.c policy/*.c policy/squid/*.c |
         grep -oE '"[^"]+"' | tr -d '"' | sort -u)
 [ ${#product[@]} -ge 10 ] || die "found only ${#product[@]} programs the product looks up: has the code changed?"
-# Looked up, and not on Debian 12 by design.
+# Looked up, and not on Debian 12 by design, or looked up only to be used where present.
 declare -A EXCEPTIONS=(
         [run0]="systemd 256 or newer only; the helper uses it where systemd 257 or newer runs (trixie)"
         [rpm]="setup's fallback where dpkg-query is missing, which on Debian it is not"
+        [cargo]="the check's egress-cargo runs it where the sandbox user has it, a note where not: no dependency"
+        [npm]="the check's egress-npm runs it where the sandbox user has it, a note where not: no dependency"
 )
 for name in "${!EXCEPTIONS[@]}"; do
         [[ " ${product[*]} " == *" $name "* ]] ||
