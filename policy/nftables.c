@@ -18,7 +18,10 @@
 #include "macro.h"
 #include "toml.h"
 
+/* clang-format 14 and 19 lay out this macro differently: kept as written. */
+/* clang-format off */
 #define UID_INVALID ((uid_t)-1)
+/* clang-format on */
 
 /* s escaped for a one-line message (see toml_escape()), in a buffer that lives until the end of the
  * enclosing block. */

@@ -18,10 +18,10 @@ typedef struct Decoy {
         char canary[33];
 } Decoy;
 
-#define DECOY_NULL                                                                                          \
-        {                                                                                                   \
-                .pid = 0, .master = -EBADF                                                                  \
-        }
+/* clang-format 14 and 19 lay out this macro differently: kept as written. */
+/* clang-format off */
+#define DECOY_NULL { .pid = 0, .master = -EBADF }
+/* clang-format on */
 
 /* Starts the decoy and waits until it runs the new program. -errno. */
 int decoy_start(Decoy *ret);

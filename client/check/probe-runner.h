@@ -25,10 +25,10 @@ typedef struct RunnerSu {
         bool locked;
 } RunnerSu;
 
-#define RUNNER_SU_NULL                                                                                      \
-        {                                                                                                   \
-                .pid = 0, .out = -EBADF                                                                     \
-        }
+/* clang-format 14 and 19 lay out this macro differently: kept as written. */
+/* clang-format off */
+#define RUNNER_SU_NULL { .pid = 0, .out = -EBADF }
+/* clang-format on */
 
 /* Starts it where lock-runner is true and su is installed. -errno. */
 int probe_runner_su_start(const Config *c, RunnerSu *ret);

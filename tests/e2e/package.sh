@@ -94,7 +94,12 @@ run_packages=$(sed -n '/^\[run\]/,/^\[/p' "$src/.ci/packages" | grep -v '^[#[]' 
         sed '/^$/d')
 [ -n "$run_packages" ] || fail "no [run] packages read from .ci/packages"
 dep_names=$(tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/[ (].*//' | sed '/^$/d')
-for p in $run_packages; do
+for alternatives in $run_packages; do
+        # A|B: this release's name of the two.
+        p=${alternatives%%|*}
+        for a in ${alternatives//|/ }; do
+                grep -qxF "$a" <<<"$dep_names" && p=$a
+        done
         case $p in
         lib*) stem=$(sed -E 's/(-?[0-9][0-9.]*)$//' <<<"$p") ;;
         *) stem="" ;;

