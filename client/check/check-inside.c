@@ -95,6 +95,15 @@ static bool ip_literal(const char *s)
         return inet_pton(AF_INET, s, buf) == 1 || inet_pton(AF_INET6, s, buf) == 1;
 }
 
+bool inside_front_name_ok(const char *name)
+{
+        size_t len = strlen(name);
+
+        return len > 0 && len <= 253 && name[0] != '-' && name[0] != '.' &&
+               strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == len &&
+               strspn(name, "0123456789.") != len;
+}
+
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
 {
         InsideArgs a = {};
@@ -140,8 +149,15 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                         a.udp_target = (unsigned)v;
                         have_udp = true;
                 } else if (strcmp(o, "--control-url") == 0 && !a.control_url) {
-                        if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
+                        _cleanup_(egress_url_done) EgressUrl url = {};
+                        AjError e = {};
+
+                        if ((strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0) ||
+                            egress_url_parse(val, &url, &e) < 0)
                                 return aj_error(reterr, EINVAL, 0, 0, "--control-url: not an http(s) URL");
+                        (void)snprintf(a.control_host, sizeof(a.control_host),
+                                       strchr(url.host, ':') ? "[%s]" : "%s", url.host);
+                        a.control_port = url.port;
                         a.control_url = val;
                 } else if (strcmp(o, "--abstract") == 0 && !a.abstract) {
                         if (strncmp(val, PROBE_ABSTRACT_PREFIX, strlen(PROBE_ABSTRACT_PREFIX)) != 0 ||
@@ -202,11 +218,7 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                                 return aj_error(reterr, EINVAL, 0, 0, "--egress-addr6: not an IPv6 address");
                         a.egress_addr6 = val;
                 } else if (strcmp(o, "--front") == 0 && !a.front) {
-                        if (strlen(val) == 0 || strlen(val) > 253 ||
-                            strspn(val,
-                                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") !=
-                                    strlen(val) ||
-                            val[0] == '-')
+                        if (!inside_front_name_ok(val))
                                 return aj_error(reterr, EINVAL, 0, 0, "--front: not a host name");
                         a.front = val;
                 } else if (strcmp(o, "--resolve-name") == 0 && !a.resolve_name) {

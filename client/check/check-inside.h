@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "egress-plan.h"
+#include "egress-policy.h"
 #include "environ-scan.h"
 #include "error.h"
 
@@ -22,7 +23,11 @@ typedef enum InsidePost {
 typedef struct InsideArgs {
         unsigned proxy_port;     /* --proxy-port N: 0 without the proxy */
         const char *control_url; /* --control-url URL */
-        unsigned tcp_control;    /* --tcp-control PORT: the runner's listener on 127.0.0.1 */
+        /* control-url's host as a URL, a Host header and curl's --connect-to write it (an IPv6 address in
+         * brackets), and its port: egress_url_parse() of it, once. */
+        char control_host[EGRESS_HOST_MAX + 2];
+        unsigned control_port;
+        unsigned tcp_control; /* --tcp-control PORT: the runner's listener on 127.0.0.1 */
         unsigned udp_target;  /* --udp-target PORT: the runner's echoing UDP socket on 127.0.0.1 and ::1 */
         const char *abstract; /* --abstract NAME: the runner's abstract socket, without '@' */
         const char *socket_control; /* --socket-control PATH: the runner's socket on a path, in /tmp */
@@ -58,6 +63,9 @@ typedef struct InsideArgs {
                                               removal tests run the side by hand); none: all */
         size_t n_only;
 } InsideArgs;
+
+/* A name to front with: a DNS name (no address, no wildcard) curl and a Host header take as it is. */
+bool inside_front_name_ok(const char *name);
 
 /* argv[0] is "probe-inside". Every option but the lists exactly once. -EINVAL with *reterr. */
 int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr);

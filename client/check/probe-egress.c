@@ -18,6 +18,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "check-inside.h"
 #include "egress-attempt.h"
 #include "egress-policy.h"
 #include "macro.h"
@@ -25,33 +26,32 @@
 #include "resolv-conf.h"
 #include "strv.h"
 
-/* control-url's host, resolved as any program of the runner's would: the first IPv4 address, else the
- * first IPv6 one. */
-static int resolve(const char *host, char *buf, size_t size)
+/* control-url's host, resolved once as any program of the runner's would: its addresses, with the first
+ * IPv4 one (else the first IPv6 one) in buf. *ret_res the caller's to free. */
+static int resolve(const char *host, char *buf, size_t size, struct addrinfo **ret_res)
 {
         struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
         const struct addrinfo *pick = NULL;
-        int r = getaddrinfo(host, NULL, &hints, &res);
+        const void *addr;
 
-        if (r != 0)
+        if (getaddrinfo(host, NULL, &hints, &res) != 0)
                 return -EHOSTUNREACH;
         for (const struct addrinfo *a = res; a && !pick; a = a->ai_next)
                 if (a->ai_family == AF_INET)
                         pick = a;
         if (!pick)
                 pick = res;
-        if (pick->ai_family == AF_INET)
-                r = inet_ntop(AF_INET, &((struct sockaddr_in *)pick->ai_addr)->sin_addr, buf,
-                              (socklen_t)size)
-                            ? 0
-                            : -errno;
-        else
-                r = inet_ntop(AF_INET6, &((struct sockaddr_in6 *)pick->ai_addr)->sin6_addr, buf,
-                              (socklen_t)size)
-                            ? 0
-                            : -errno;
-        freeaddrinfo(res);
-        return r;
+        addr = pick->ai_family == AF_INET
+                       ? (const void *)&((struct sockaddr_in *)(void *)pick->ai_addr)->sin_addr
+                       : (const void *)&((struct sockaddr_in6 *)(void *)pick->ai_addr)->sin6_addr;
+        if (!inet_ntop(pick->ai_family, addr, buf, (socklen_t)size)) {
+                int r = -errno;
+
+                freeaddrinfo(res);
+                return r;
+        }
+        *ret_res = res;
+        return 0;
 }
 
 /* A name no one has asked for: a resolver's answer to it, even "no such name", means the question left
@@ -98,23 +98,24 @@ static void control_resolve(Report *rep, const char *host, EgressTargets *t)
 }
 
 /* egress-ipv6-control: control-url's host has an IPv6 address the runner connects to. */
-static void control_ipv6(Report *rep, const EgressUrl *url, EgressTargets *t)
+static void control_ipv6(Report *rep, const EgressUrl *url, const struct addrinfo *res, EgressTargets *t)
 {
-        struct addrinfo hints = { .ai_family = AF_INET6, .ai_socktype = SOCK_STREAM }, *res = NULL;
+        struct sockaddr_in6 sa6;
         char addr[INET6_ADDRSTRLEN];
         long long t0 = probe_now_ms();
-        int r = getaddrinfo(url->host, NULL, &hints, &res);
+        int r;
 
-        if (r != 0) {
+        while (res && res->ai_family != AF_INET6)
+                res = res->ai_next;
+        if (!res) {
                 report_addf(rep, "egress-ipv6-control", CHECK_NOTE, probe_now_ms() - t0, false,
                             "control-url's host %s has no IPv6 address", url->host);
                 return;
         }
-        ((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_port = htons((uint16_t)url->port);
-        (void)inet_ntop(AF_INET6, &((struct sockaddr_in6 *)(void *)res->ai_addr)->sin6_addr, addr,
-                        sizeof(addr));
-        r = egress_try_tcp(res->ai_addr, res->ai_addrlen);
-        freeaddrinfo(res);
+        memcpy(&sa6, res->ai_addr, sizeof(sa6));
+        sa6.sin6_port = htons((uint16_t)url->port);
+        (void)inet_ntop(AF_INET6, &sa6.sin6_addr, addr, sizeof(addr));
+        r = egress_try_tcp((const struct sockaddr *)&sa6, sizeof(sa6));
         if (r < 0) {
                 report_addf(rep, "egress-ipv6-control", CHECK_NOTE, probe_now_ms() - t0, false,
                             "the runner does not reach %s (%s) port %u over IPv6: %s", url->host, addr,
@@ -131,10 +132,7 @@ static void control_ipv6(Report *rep, const EgressUrl *url, EgressTargets *t)
  * the probe meets. The certificate is read, not trusted: only its names are used. */
 static bool front_name_ok(const char *n, const char *host)
 {
-        size_t len = strlen(n);
-
-        return len > 0 && len < 254 && strcasecmp(n, host) != 0 && n[0] != '*' &&
-               strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == len;
+        return strcasecmp(n, host) != 0 && inside_front_name_ok(n);
 }
 
 static int origin_other_name(const struct sockaddr *sa, socklen_t len, const char *host, char *buf,
@@ -262,6 +260,7 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
         EgressTargets t = {};
         EgressUrl url = {};
         AjError e = {};
+        struct addrinfo *res = NULL;
         struct sockaddr_storage ss;
         socklen_t len;
         unsigned char query[128];
@@ -287,7 +286,7 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
         r = egress_url_parse(c->check_control_url, &url, &e);
         if (r == -ENOMEM)
                 return r;
-        r = r < 0 ? r : resolve(url.host, t.addr, sizeof(t.addr));
+        r = r < 0 ? r : resolve(url.host, t.addr, sizeof(t.addr), &res);
         if (r < 0) {
                 report_addf(rep, "egress-tcp-control", CHECK_FAIL, probe_now_ms() - t0, false,
                             "control-url's host %s does not resolve for the runner", url.host);
@@ -319,7 +318,8 @@ int control_egress(Report *rep, const Config *c, EgressTargets *ret)
                         report_addf(rep, "egress-udp-control", CHECK_FAIL, probe_now_ms() - t0, false,
                                     "the runner cannot send a datagram to %s port 443: %s", t.addr,
                                     strerror(-r));
-                control_ipv6(rep, &url, &t);
+                control_ipv6(rep, &url, res, &t);
+                freeaddrinfo(res);
                 control_fronting(rep, &url, &t);
         }
         if (url.host[0])

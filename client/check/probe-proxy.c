@@ -155,36 +155,17 @@ void probe_proxy_read(const InsideArgs *a)
                    what);
 }
 
-/* The host and port of an http(s) URL, as written (an IPv6 address keeps its brackets). */
-static int url_authority(const char *url, char *host, size_t hsize, unsigned *ret_port)
-{
-        bool https = strncmp(url, "https://", 8) == 0;
-        const char *h = url + (https ? 8 : 7), *end = h + strcspn(h, "/?#"), *colon;
-        size_t n;
-
-        colon = h[0] == '[' ? memchr(h, ']', (size_t)(end - h)) : h;
-        if (!colon)
-                return -EINVAL;
-        colon = memchr(colon, ':', (size_t)(end - colon));
-        n = (size_t)((colon ? colon : end) - h);
-        if (n == 0 || n >= hsize || memchr(h, '@', (size_t)(end - h)))
-                return -EINVAL;
-        memcpy(host, h, n);
-        host[n] = '\0';
-        *ret_port = colon ? (unsigned)strtoul(colon + 1, NULL, 10) : https ? 443 : 80;
-        return *ret_port > 0 && *ret_port <= 65535 ? 0 : -EINVAL;
-}
-
 /* Domain fronting: a connection to control-url's host that names another, in the Host header, then in
  * the TLS server name. The other name is one the origin's certificate covers (the runner found it), as a
  * real front's would be: squid's check of the certificate passes, and the policy must refuse each, its
  * reason saying fronting. */
 void probe_proxy_fronting(const InsideArgs *a)
 {
-        char host[256], hostport[300], connect_to[600], front_url[300], what[192], host_header[320];
+        char hostport[300], connect_to[600], front_url[300], what[192], host_header[320];
+        const char *host = a->control_host;
         long long t = probe_now_ms();
         bool https = strncmp(a->control_url, "https://", 8) == 0;
-        unsigned port;
+        unsigned port = a->control_port;
         Answer by_host, by_sni = {};
 
         if (a->proxy_port == 0) {
@@ -194,10 +175,6 @@ void probe_proxy_fronting(const InsideArgs *a)
         if (!https || !a->front) {
                 probe_emit("egress-fronting", "note", t,
                            "not probed: no other name of control-url's certificate to front with");
-                return;
-        }
-        if (url_authority(a->control_url, host, sizeof(host), &port) < 0) {
-                probe_emit("egress-fronting", "fail", t, "control-url %s: no host and port", a->control_url);
                 return;
         }
         (void)snprintf(host_header, sizeof(host_header), "Host: %s", a->front);

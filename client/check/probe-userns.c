@@ -106,10 +106,8 @@ static int default_gateway(char *buf, size_t size)
  * connects to control-url's address without it. "" or what went wrong in *why. */
 static void through_pasta(const InsideArgs *a, bool *ret_control, bool *ret_reached, char *why, size_t size)
 {
-        char gw[INET_ADDRSTRLEN], proxy[64], connect_to[600], host[256], out[1024] = "";
+        char gw[INET_ADDRSTRLEN], proxy[64], connect_to[600], out[1024] = "";
         const char *code;
-        const char *h = a->control_url + (strncmp(a->control_url, "https://", 8) == 0 ? 8 : 7);
-        size_t n = strcspn(h, ":/?#");
         int r;
 
         *ret_control = *ret_reached = false;
@@ -134,10 +132,9 @@ static void through_pasta(const InsideArgs *a, bool *ret_control, bool *ret_reac
         }
         *ret_control = true;
         /* The address the runner resolved, not the name: nothing resolves names for the namespace. */
-        (void)snprintf(host, sizeof(host), "%.*s", (int)(n < sizeof(host) ? n : sizeof(host) - 1), h);
         (void)snprintf(connect_to, sizeof(connect_to),
-                       strchr(a->egress_addr, ':') ? "%s:%u:[%s]:%u" : "%s:%u:%s:%u", host, a->egress_port,
-                       a->egress_addr, a->egress_port);
+                       strchr(a->egress_addr, ':') ? "%s:%u:[%s]:%u" : "%s:%u:%s:%u", a->control_host,
+                       a->egress_port, a->egress_addr, a->egress_port);
         out[0] = '\0';
         /* The connection within EGRESS_TRY_MS, as egress-tcp's: pasta of Debian 12 does not pass a refused
          * connection on to the namespace, whose connect() then waits. */
@@ -163,8 +160,8 @@ static void through_pasta(const InsideArgs *a, bool *ret_control, bool *ret_reac
                                          NULL },
                         environ, out, sizeof(out));
         *ret_reached = strcmp(out, "000") != 0 && out[0] != '\0';
-        (void)snprintf(why, size, "from pasta's namespace, %s (%s) port %u: %s", host, a->egress_addr,
-                       a->egress_port, *ret_reached ? "answered" : "not reached");
+        (void)snprintf(why, size, "from pasta's namespace, %s (%s) port %u: %s", a->control_host,
+                       a->egress_addr, a->egress_port, *ret_reached ? "answered" : "not reached");
 }
 
 void probe_userns_net(const InsideArgs *a)

@@ -199,6 +199,8 @@ START_TEST(test_inside_args)
         ck_assert_str_eq(a.egress_addr6, "2001:db8::10");
         ck_assert_str_eq(a.resolve_name, "agentic-job-check-00ff.x");
         ck_assert_str_eq(a.front, "www.x");
+        ck_assert_str_eq(a.control_host, "x");
+        ck_assert_uint_eq(a.control_port, 443);
 
         static const char *const bad[][3] = {
                 { "--proxy-port", "3128", NULL },       /* repeated */
@@ -247,6 +249,49 @@ START_TEST(test_inside_args)
                 ck_assert_msg(inside_args_parse(n, argv, &a, &e) == -EINVAL, "case %zu accepted", i);
         }
         ck_assert_int_eq(inside_args_parse(1, (char *[]){ "probe-inside", NULL }, &a, &e), -EINVAL);
+
+        /* control-url's host and port, parsed once: an IPv6 address keeps its brackets, normalized. */
+        static const char *const urls[][3] = {
+                { "https://[2001:DB8::1]:8443/p", "[2001:db8::1]", "8443" },
+                { "http://WWW.Fake.Test/", "www.fake.test", "80" },
+                { "https://203.0.113.5:444", "203.0.113.5", "444" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(urls); i++) {
+                char *argv[ELEMENTSOF(ok)];
+
+                for (size_t j = 0; j < ELEMENTSOF(ok); j++)
+                        argv[j] = j > 0 && strcmp(ok[j - 1], "--control-url") == 0 ? (char *)urls[i][0]
+                                                                                   : ok[j];
+                ck_assert_int_eq(inside_args_parse((int)ELEMENTSOF(ok) - 1, argv, &a, &e), 0);
+                ck_assert_str_eq(a.control_host, urls[i][1]);
+                ck_assert_uint_eq(a.control_port, strtoul(urls[i][2], NULL, 10));
+        }
+        static const char *const bad_urls[] = { "https://[2001:db8::1/", "https://a@x/", "https://x:0/",
+                                                "https://x:65536/", "https:///" };
+        for (size_t i = 0; i < ELEMENTSOF(bad_urls); i++) {
+                char *argv[ELEMENTSOF(ok)];
+
+                for (size_t j = 0; j < ELEMENTSOF(ok); j++)
+                        argv[j] = j > 0 && strcmp(ok[j - 1], "--control-url") == 0 ? (char *)bad_urls[i]
+                                                                                   : ok[j];
+                ck_assert_msg(inside_args_parse((int)ELEMENTSOF(ok) - 1, argv, &a, &e) == -EINVAL,
+                              "control-url %s accepted", bad_urls[i]);
+        }
+}
+END_TEST
+
+/* A front is a DNS name, for both sides: the runner picks it from a certificate, the sandbox side takes it.
+ */
+START_TEST(test_front_name)
+{
+        static const char *const good[] = { "www.x", "cdn.Fake.test", "a-b.c" };
+        static const char *const bad[] = { "",    "-x",  ".x",    "*.x", "203.0.113.5",
+                                           "a b", "a/b", "[::1]", "x:80" };
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                ck_assert_msg(inside_front_name_ok(good[i]), "%s refused", good[i]);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ck_assert_msg(!inside_front_name_ok(bad[i]), "%s taken", bad[i]);
 }
 END_TEST
 
@@ -797,6 +842,7 @@ static Suite *probes_suite(void)
         tcase_add_test(tc, test_sudo_list);
         tcase_add_test(tc, test_ptrace_scope);
         tcase_add_test(tc, test_inside_args);
+        tcase_add_test(tc, test_front_name);
         tcase_add_test(tc, test_inside_args_decoy);
         tcase_add_test(tc, test_egress_plan);
         tcase_add_test(tc, test_inside_args_network);
