@@ -403,11 +403,16 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
         const struct {
                 const char *name, *value;
         } vars[] = {
-                { "@STATE@", EGRESS_STATE_DIR },    { "@LOG_DIR@", EGRESS_LOG_DIR },
-                { "@CONF@", EGRESS_CA_DIR },        { "@ACL_HELPER@", EGRESS_ACL_PATH },
-                { "@POLICY@", EGRESS_POLICY_PATH }, { "@THREATS@", EGRESS_THREATS_PATH },
-                { "@CERTGEN@", t->certgen },        { "@SYSTEM_CA@", t->system_ca },
-                { "@LOCAL_DST@", local },           { "@PROXY_NAME@", EGRESS_PROXY_NAME },
+                { "@STATE@", EGRESS_STATE_DIR },
+                { "@LOG_DIR@", EGRESS_LOG_DIR },
+                { "@CONF@", EGRESS_CA_DIR },
+                { "@ACL_HELPER@", EGRESS_ACL_PATH },
+                { "@POLICY@", EGRESS_POLICY_SNAPSHOT },
+                { "@THREATS@", EGRESS_THREATS_PATH },
+                { "@CERTGEN@", t->certgen },
+                { "@SYSTEM_CA@", t->system_ca },
+                { "@LOCAL_DST@", local },
+                { "@PROXY_NAME@", EGRESS_PROXY_NAME },
         };
 
         r = read_regular_nofollow(AT_FDCWD, EGRESS_SQUID_DATA_DIR "/squid.conf.in", PAGE_MAX, &tmpl, NULL);
@@ -436,6 +441,29 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
         if (fclose(TAKE_PTR(f)) != 0)
                 return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
         *ret = TAKE_PTR(conf);
+        return 0;
+}
+
+/* The installed policy's bytes, parsed and then written as the proxy's own: what was checked is what the
+ * helpers load. */
+static int snapshot_policy(AjError *reterr)
+{
+        _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
+        _cleanup_free_ char *data = NULL;
+        AjError inner = {};
+        size_t size = 0;
+        int r;
+
+        r = read_file_for_parse(EGRESS_POLICY_PATH, EGRESS_POLICY_MAX_SIZE, &data, &size, reterr);
+        if (r < 0)
+                return r;
+        r = egress_policy_parse(data, size, &policy, &inner);
+        if (r < 0)
+                return aj_error_in_file(reterr, r, EGRESS_POLICY_PATH, &inner);
+        r = write_file_atomic(EGRESS_POLICY_SNAPSHOT, data, size, 0644);
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, "cannot write %s: %s", EGRESS_POLICY_SNAPSHOT,
+                                strerror(-r));
         return 0;
 }
 
@@ -1003,6 +1031,8 @@ int egress_proxy_start(bool *ret_changed, AjError *reterr)
         r = publish_ca(&t, pem, reterr);
         if (r >= 0)
                 r = write_error_pages(&t, reterr);
+        if (r >= 0)
+                r = snapshot_policy(reterr);
         if (r >= 0)
                 r = write_config(&t, reterr);
         if (r < 0)

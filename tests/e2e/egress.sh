@@ -256,6 +256,26 @@ expect_contains "a POST without a rule: X-Egress-Denied says why" \
         "X-Egress-Denied: a write to an endpoint not in the write allowlist: POST www.fake.test/e2e/post" "$out"
 expect_not_arrived "the refused POST never arrived" "/e2e/post"
 
+# The helpers load the proxy's copy of the policy, made at start: a rule added to the installed file
+# afterwards changes nothing, even for helpers squid starts later (SIGHUP restarts every one).
+expect_contains "squid's helpers load the proxy's copy of the policy" "--policy $PUB/policy.toml " \
+        "$(grep '^external_acl_type' "$PUB/squid.conf")"
+expect_eq "the copy is the installed policy as it was at start" "" \
+        "$(cmp "$PUB/policy.toml" "$POLICY_DIR/policy/policy.toml" 2>&1)"
+expect_eq "the copy is root's, 0644" "644 root" "$(stat -c '%a %U' "$PUB/policy.toml")"
+cp -p "$POLICY_DIR/policy/policy.toml" "$work/policy.saved"
+printf '\n[[write]]\nname = "ajt-late"\nwhy = "added after start"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/e2e/post"]\n' \
+        >>"$POLICY_DIR/policy/policy.toml"
+kill -HUP "$(cat "$STATE/squid.pid")" || fail "squid could not be told to restart its helpers"
+for _ in $(seq 50); do
+        out=$(sbx "${C[@]}" --data-binary x https://www.fake.test/e2e/post 2>&1) && [ -n "$out" ] && break
+        sleep 0.2
+done
+expect_contains "a rule added to the installed file after start: the POST is still refused" \
+        "X-Egress-Denied: a write to an endpoint not in the write allowlist: POST www.fake.test/e2e/post" "$out"
+expect_not_arrived "and never arrived" "/e2e/post"
+mv "$work/policy.saved" "$POLICY_DIR/policy/policy.toml"
+
 out=$(printf '0014command=ls-refs\n0000' | sbx "${C[@]}" -H 'Content-Type: application/x-git-upload-pack-request' \
         -H 'Git-Protocol: version=2' --data-binary @- https://www.fake.test/e2e/repo.git/git-upload-pack 2>&1)
 expect_contains "a git-upload-pack POST (a rule for www.fake.test) gets through" "HTTP/1.1 200 OK" "$out"
