@@ -148,15 +148,17 @@ static int open_trusted_parent(const char *path, uid_t dir_owner, char **ret_par
                 return aj_error(reterr, EINVAL, 0, 0, "%s: not an absolute path to a file", path);
 
         dfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        /* With O_DIRECTORY a link fails as ENOTDIR; look again only to say which. */
-        if (dfd < 0 && errno == ENOTDIR && fstatat(AT_FDCWD, parent, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            S_ISLNK(st.st_mode))
-                errno = ELOOP;
-        if (dfd < 0 && errno == ELOOP)
-                return aj_error(reterr, ELOOP, 0, 0, "%s: the directory %s is a link", path, parent);
-        if (dfd < 0)
-                return aj_error(reterr, errno, 0, 0, "%s: the directory %s: %s", path, parent,
-                                strerror(errno));
+        if (dfd < 0) {
+                int err = errno;
+
+                /* With O_DIRECTORY a link fails as ENOTDIR; look again only to say which. */
+                if (err == ENOTDIR && fstatat(AT_FDCWD, parent, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISLNK(st.st_mode))
+                        err = ELOOP;
+                if (err == ELOOP)
+                        return aj_error(reterr, ELOOP, 0, 0, "%s: the directory %s is a link", path, parent);
+                return aj_error(reterr, err, 0, 0, "%s: the directory %s: %s", path, parent, strerror(err));
+        }
         if (fstat(dfd, &st) < 0)
                 return aj_error(reterr, errno, 0, 0, "%s: the directory %s: %s", path, parent,
                                 strerror(errno));

@@ -181,18 +181,18 @@ static int walk_dir(Walk *w, int dir_fd, size_t len, unsigned depth)
                         w->path[len] = '/';
                 memcpy(w->path + len + sep, name, n + 1);
 
-                if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                         if (errno_denied(errno))
                                 w->scan->denied++;
                         else if (errno != ENOENT)
                                 r = -errno;
                 } else if (S_ISREG(st.st_mode))
-                        r = walk_file(w, dirfd(d), name, &st);
+                        r = walk_file(w, dir_fd, name, &st);
                 else if (S_ISDIR(st.st_mode) && st.st_dev == w->dev && !walk_skipped(w, &st)) {
                         if (depth >= w->lim->max_depth)
                                 w->scan->truncated = true;
                         else {
-                                int fd = openat(dirfd(d), name,
+                                int fd = openat(dir_fd, name,
                                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                                 struct stat fst;
 

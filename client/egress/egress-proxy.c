@@ -444,14 +444,15 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
         return 0;
 }
 
-/* The installed policy's bytes, parsed and then written as the proxy's own: what was checked is what the
- * helpers load. */
+/* The installed policy's and threat list's bytes, parsed and then written as the proxy's own: what was
+ * checked is what the helpers load. Without a threat list, none (the helper decides without one). */
 static int snapshot_policy(AjError *reterr)
 {
         _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
-        _cleanup_free_ char *data = NULL;
+        _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
+        _cleanup_free_ char *data = NULL, *list = NULL;
         AjError inner = {};
-        size_t size = 0;
+        size_t size = 0, list_size = 0;
         int r;
 
         r = read_file_for_parse(EGRESS_POLICY_PATH, EGRESS_POLICY_MAX_SIZE, &data, &size, reterr);
@@ -460,9 +461,23 @@ static int snapshot_policy(AjError *reterr)
         r = egress_policy_parse(data, size, &policy, &inner);
         if (r < 0)
                 return aj_error_in_file(reterr, r, EGRESS_POLICY_PATH, &inner);
+        if (access(EGRESS_THREATS_PATH, F_OK) == 0) {
+                r = read_file_for_parse(EGRESS_THREATS_PATH, EGRESS_THREATS_MAX_SIZE, &list, &list_size,
+                                        reterr);
+                if (r < 0)
+                        return r;
+                r = egress_threats_parse(list, list_size, &threats, &inner);
+                if (r < 0)
+                        return aj_error_in_file(reterr, r, EGRESS_THREATS_PATH, &inner);
+        }
         r = write_file_atomic(EGRESS_POLICY_SNAPSHOT, data, size, 0644);
         if (r < 0)
                 return aj_error(reterr, -r, 0, 0, "cannot write %s: %s", EGRESS_POLICY_SNAPSHOT,
+                                strerror(-r));
+        r = list ? write_file_atomic(EGRESS_THREATS_SNAPSHOT, list, list_size, 0644)
+                 : (unlink(EGRESS_THREATS_SNAPSHOT) < 0 && errno != ENOENT ? -errno : 0);
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, "cannot write %s: %s", EGRESS_THREATS_SNAPSHOT,
                                 strerror(-r));
         return 0;
 }

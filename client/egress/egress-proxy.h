@@ -12,13 +12,14 @@
 #define EGRESS_STATE_DIR  "/var/lib/egress-proxy" /* 0700, the proxy user's: CA key, certificate DB, pid */
 #define EGRESS_LOG_DIR    "/var/log/egress-proxy" /* 0750, the proxy user's: access.jsonl, squid's logs */
 #define EGRESS_SQUID_CONF "/etc/egress-proxy/squid.conf"
-/* The policy the proxy's helpers load: the installed one as it was at start, so that every helper squid
- * starts later decides by the same rules, whatever happens to the installed file meanwhile. */
-#define EGRESS_POLICY_SNAPSHOT "/etc/egress-proxy/policy.toml"
-#define EGRESS_ERRORS_DIR      "/etc/egress-proxy/errors"
-#define EGRESS_UNIT            "egress-proxy.service"
-#define EGRESS_PIDFILE         "/run/agentic-job-egress-proxy.pid" /* the supervisor, where systemd does not run */
-#define EGRESS_LISTEN_PORT     3128
+/* The policy and threat list the proxy's helpers load: the installed ones as they were at start, so that
+ * every helper squid starts later decides by the same rules, whatever happens to the installed files. */
+#define EGRESS_POLICY_SNAPSHOT  "/etc/egress-proxy/policy.toml"
+#define EGRESS_THREATS_SNAPSHOT "/etc/egress-proxy/denylist.txt"
+#define EGRESS_ERRORS_DIR       "/etc/egress-proxy/errors"
+#define EGRESS_UNIT             "egress-proxy.service"
+#define EGRESS_PIDFILE          "/run/agentic-job-egress-proxy.pid" /* the supervisor, where systemd does not run */
+#define EGRESS_LISTEN_PORT      3128
 
 /* Makes the proxy user (if missing), its state and log directories, its certificate authority (key
  * generated as that user, kept in the state directory), publishes the authority and a bundle of the

@@ -313,10 +313,12 @@ int profile_parse(const char *name, const char *data, size_t size, Profile **ret
                         p->json = v;
                 } else if (strcmp(key, "stdin") == 0) {
                         r = parse_choice(e, v, key, stdin_names, ELEMENTSOF(stdin_names), &choice);
-                        p->stdin_from = (ProfileStdin)choice;
+                        if (r >= 0)
+                                p->stdin_from = choice == 1 ? PROFILE_STDIN_TASK : PROFILE_STDIN_NULL;
                 } else if (strcmp(key, "token") == 0) {
                         r = parse_choice(e, v, key, token_names, ELEMENTSOF(token_names), &choice);
-                        p->token = (ProfileToken)choice;
+                        if (r >= 0)
+                                p->token = (ProfileToken)choice;
                 } else
                         r = aj_error(e, EINVAL, toml_table_key_line(root, i), toml_table_key_column(root, i),
                                      "unknown key \"%s\" (there are description, command, stdin, token, "

@@ -82,9 +82,14 @@ static int empty_tree(Level *stack, const struct statx *top)
 
         while (depth > 0 && r == 0) {
                 Level *l = &stack[depth - 1];
+                int fd = dirfd(l->dir);
                 struct dirent *de;
                 struct statx st;
 
+                if (fd < 0) {
+                        r = -errno;
+                        break;
+                }
                 errno = 0;
                 de = readdir(l->dir);
                 if (!de) {
@@ -97,12 +102,13 @@ static int empty_tree(Level *stack, const struct statx *top)
                         (void)closedir(l->dir);
                         l->dir = NULL;
                         depth--;
-                        r = unlink_gone(dirfd(stack[depth - 1].dir), l->name, AT_REMOVEDIR);
+                        fd = dirfd(stack[depth - 1].dir);
+                        r = fd < 0 ? -errno : unlink_gone(fd, l->name, AT_REMOVEDIR);
                         continue;
                 }
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                r = stat_at(dirfd(l->dir), de->d_name, 0, &st);
+                r = stat_at(fd, de->d_name, 0, &st);
                 if (r == -ENOENT) {
                         r = 0;
                         continue;
@@ -110,7 +116,7 @@ static int empty_tree(Level *stack, const struct statx *top)
                 if (r < 0)
                         break;
                 if (!S_ISDIR(st.stx_mode)) {
-                        r = unlink_gone(dirfd(l->dir), de->d_name, 0);
+                        r = unlink_gone(fd, de->d_name, 0);
                         continue;
                 }
                 if (!same_mount(top, &st))
@@ -121,7 +127,7 @@ static int empty_tree(Level *stack, const struct statx *top)
                         r = -ENAMETOOLONG;
                 else {
                         strcpy(stack[depth].name, de->d_name);
-                        r = open_dir(dirfd(l->dir), de->d_name, &st, &stack[depth].dir);
+                        r = open_dir(fd, de->d_name, &st, &stack[depth].dir);
                         if (r == 0)
                                 depth++;
                 }

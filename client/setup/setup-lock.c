@@ -66,19 +66,25 @@ static int stop_units(const Setup *s, const char *const *units, AjError *reterr)
 static int close_block_devices(const Setup *s, AjError *reterr)
 {
         DIR *d = opendir("/dev");
-        int r = 0;
+        int r = 0, fd;
 
         if (!d)
                 return aj_error(reterr, errno, 0, 0, "/dev: %s", strerror(errno));
+        fd = dirfd(d);
+        if (fd < 0) {
+                r = aj_error(reterr, errno, 0, 0, "/dev: %s", strerror(errno));
+                (void)closedir(d);
+                return r;
+        }
         for (struct dirent *de; r >= 0 && (de = readdir(d));) {
                 struct stat st;
 
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISBLK(st.st_mode) ||
+                if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISBLK(st.st_mode) ||
                     !(st.st_mode & 066))
                         continue;
                 setup_change(s, "chmod go-rw /dev/%s", de->d_name);
                 /* Not a link (checked above, in a directory only root writes). */
-                if (!s->dry_run && fchmodat(dirfd(d), de->d_name, st.st_mode & 07777 & ~(mode_t)066, 0) < 0)
+                if (!s->dry_run && fchmodat(fd, de->d_name, st.st_mode & 07777 & ~(mode_t)066, 0) < 0)
                         r = aj_error(reterr, errno, 0, 0, "chmod /dev/%s: %s", de->d_name, strerror(errno));
         }
         (void)closedir(d);

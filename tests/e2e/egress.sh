@@ -245,17 +245,6 @@ done
 # ---------------------------------------------------------------------------------------------------------
 echo "# through the proxy, as the sandbox user, through the helper's enter"
 C=(curl -sS --max-time 20 -D -)
-off=$(log_size)
-out=$(sbx curl -v -sS --max-time 20 'https://www.fake.test/e2e/read?token=secret' 2>&1)
-expect_contains "a read gets through" '"path": "/e2e/read?token=secret"' "$out"
-expect_contains "the certificate curl checked is the proxy's, from the CA variables" "agentic-job egress proxy CA" "$out"
-
-out=$(sbx "${C[@]}" --data-binary x https://www.fake.test/e2e/post 2>&1)
-expect_contains "a POST without a rule: squid's 403" "HTTP/1.1 403 Forbidden" "$out"
-expect_contains "a POST without a rule: X-Egress-Denied says why" \
-        "X-Egress-Denied: a write to an endpoint not in the write allowlist: POST www.fake.test/e2e/post" "$out"
-expect_not_arrived "the refused POST never arrived" "/e2e/post"
-
 # The helpers load the proxy's copy of the policy, made at start: a rule added to the installed file
 # afterwards changes nothing, even for helpers squid starts later (SIGHUP restarts every one).
 expect_contains "squid's helpers load the proxy's copy of the policy" "--policy $PUB/policy.toml " \
@@ -275,6 +264,16 @@ expect_contains "a rule added to the installed file after start: the POST is sti
         "X-Egress-Denied: a write to an endpoint not in the write allowlist: POST www.fake.test/e2e/post" "$out"
 expect_not_arrived "and never arrived" "/e2e/post"
 mv "$work/policy.saved" "$POLICY_DIR/policy/policy.toml"
+off=$(log_size)
+out=$(sbx curl -v -sS --max-time 20 'https://www.fake.test/e2e/read?token=secret' 2>&1)
+expect_contains "a read gets through" '"path": "/e2e/read?token=secret"' "$out"
+expect_contains "the certificate curl checked is the proxy's, from the CA variables" "agentic-job egress proxy CA" "$out"
+
+out=$(sbx "${C[@]}" --data-binary x https://www.fake.test/e2e/post 2>&1)
+expect_contains "a POST without a rule: squid's 403" "HTTP/1.1 403 Forbidden" "$out"
+expect_contains "a POST without a rule: X-Egress-Denied says why" \
+        "X-Egress-Denied: a write to an endpoint not in the write allowlist: POST www.fake.test/e2e/post" "$out"
+expect_not_arrived "the refused POST never arrived" "/e2e/post"
 
 out=$(printf '0014command=ls-refs\n0000' | sbx "${C[@]}" -H 'Content-Type: application/x-git-upload-pack-request' \
         -H 'Git-Protocol: version=2' --data-binary @- https://www.fake.test/e2e/repo.git/git-upload-pack 2>&1)

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# The base of a bare test host (tests/host/run --bare): debootstrap minbase of Debian 12 with systemd and
-# nothing the project needs, and the apt sources of a fresh Debian 12 machine. What a fresh machine
+# The base of a bare test host (tests/host/run --bare): debootstrap minbase of Debian 12 or 13 with
+# systemd and nothing the project needs, and the apt sources of a fresh machine of that release. What a fresh machine
 # lacks must come from .ci/install, which the harness runs in each bare host, so this base holds no
 # package the project's list could be missing. Made once and kept in $AJH_CACHE (default
 # /var/cache/agentic-job-test) like tests/host/base.sh; a stamp records what it was made from.
 #
-# usage: bash tests/host/bare-base.sh        (prints the base directory; as root)
+# usage: bash tests/host/bare-base.sh [bookworm|trixie]        (prints the base directory; as root)
 set -euo pipefail
 
-release=bookworm
+release=${1:-bookworm}
+case $release in
+bookworm | trixie) ;;
+*)
+        echo "bare-base.sh: unknown release '$release' (bookworm or trixie)" >&2
+        exit 2
+        ;;
+esac
 cache=${AJH_CACHE:-/var/cache/agentic-job-test}
 mirror=${AJH_MIRROR:-http://deb.debian.org/debian}
 packages=(systemd systemd-sysv)
@@ -40,7 +47,7 @@ if ! debootstrap --variant=minbase --include="$include" "$release" "$tmp" "$mirr
         rm -rf "$tmp"
         exit 1
 fi
-# A fresh Debian 12 machine's sources: the release, its updates and its security archive.
+# A fresh machine's sources: the release, its updates and its security archive.
 rm -f "$tmp/etc/apt/sources.list"
 cat >"$tmp/etc/apt/sources.list.d/debian.sources" <<EOF
 Types: deb
