@@ -408,7 +408,7 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
                 { "@CONF@", EGRESS_CA_DIR },
                 { "@ACL_HELPER@", EGRESS_ACL_PATH },
                 { "@POLICY@", EGRESS_POLICY_SNAPSHOT },
-                { "@THREATS@", EGRESS_THREATS_PATH },
+                { "@THREATS@", EGRESS_THREATS_SNAPSHOT },
                 { "@CERTGEN@", t->certgen },
                 { "@SYSTEM_CA@", t->system_ca },
                 { "@LOCAL_DST@", local },

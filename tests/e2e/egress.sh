@@ -247,8 +247,8 @@ echo "# through the proxy, as the sandbox user, through the helper's enter"
 C=(curl -sS --max-time 20 -D -)
 # The helpers load the proxy's copy of the policy, made at start: a rule added to the installed file
 # afterwards changes nothing, even for helpers squid starts later (SIGHUP restarts every one).
-expect_contains "squid's helpers load the proxy's copy of the policy" "--policy $PUB/policy.toml " \
-        "$(grep '^external_acl_type' "$PUB/squid.conf")"
+expect_contains "squid's helpers load the proxy's copies of the policy and the threat list" \
+        "--policy $PUB/policy.toml --threats $PUB/denylist.txt " "$(grep '^external_acl_type' "$PUB/squid.conf")"
 expect_eq "the copy is the installed policy as it was at start" "" \
         "$(cmp "$PUB/policy.toml" "$POLICY_DIR/policy/policy.toml" 2>&1)"
 expect_eq "the copy is root's, 0644" "644 root" "$(stat -c '%a %U' "$PUB/policy.toml")"
