@@ -592,6 +592,15 @@ static int parse_fetch_repo(AjError *e, const Field *f, State *s)
         return parse_url(e, f, &s->config->check_fetch_repo);
 }
 
+bool config_image_name_ok(const char *name)
+{
+        size_t len = strlen(name);
+
+        /* What a registry's reference holds: a name, a tag after ':', a digest after '@'. */
+        return len > 0 && len <= 255 && name[0] != '-' &&
+               strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/:@") == len;
+}
+
 static int parse_container_image(AjError *e, const Field *f, State *s)
 {
         const char *v;
@@ -601,11 +610,12 @@ static int parse_container_image(AjError *e, const Field *f, State *s)
         if (r < 0)
                 return r;
         v = toml_string(f->value);
-        if (v[0] == '\0' || v[0] == '-' || has_control_character(v) || strchr(v, ' '))
-                return field_error(e, f, value_place(f->value),
-                                   "\"%s\" is not an image name (non-empty, not starting \"-\", no space "
-                                   "or control character)",
-                                   QUOTE(v));
+        if (!config_image_name_ok(v))
+                return field_error(
+                        e, f, value_place(f->value),
+                        "\"%s\" is not an image name (1 to 255 of letters, digits and \"._-/:@\", "
+                        "not starting \"-\")",
+                        QUOTE(v));
         return set_string(e, f, &s->config->check_container_image);
 }
 

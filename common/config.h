@@ -50,7 +50,7 @@ typedef struct Config {
         /* [sandbox.check] */
         char *check_control_url;     /* control-url; default "https://github.com/"; http:// or https:// */
         char *check_fetch_repo;      /* fetch-repo; default "https://github.com/bootc-dev/bootc" */
-        char *check_container_image; /* container-image; non-empty, not starting "-" */
+        char *check_container_image; /* container-image; config_image_name_ok() */
         bool check_containers;       /* containers; default true */
         bool check_before_agent;     /* before-agent; default false (read by run) */
         char **check_allow_sockets;  /* allow-sockets; default []; each "/PATH", "/DIR/", "/PREFIX*" or
@@ -97,6 +97,10 @@ static inline void config_freep(Config **c)
 }
 
 const char *enter_backend_to_string(EnterBackend b);
+
+/* An image's name as container-image takes it: 1 to 255 of letters, digits and "._-/:@", not beginning
+ * '-' (podman reads it as a name, never as an option). */
+bool config_image_name_ok(const char *name);
 
 /* The rules, exported for the helper, setup and the tests. */
 bool user_name_valid(const char *s);          /* ^[a-z_][a-z0-9_-]{0,31}$ */

@@ -67,6 +67,14 @@ static const char *const fixed_names[] = {
         "cron",
         "at",
         "service-control",
+        "container-pull",
+        "container-build",
+        "container-built-run",
+        "container-control",
+        "container-metadata",
+        "egress-container-post",
+        "egress-container-direct",
+        "egress-container-own-network",
 };
 
 static int number(const char *s, uint64_t max, unsigned long *ret)
@@ -247,6 +255,11 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                             strlen(val) >= EGRESS_PLAN_URL_MAX || strpbrk(val, " \t\r\n"))
                                 return aj_error(reterr, EINVAL, 0, 0, "--fetch-repo: not an http(s) URL");
                         a.fetch_repo = val;
+                } else if (strcmp(o, "--container-image") == 0 && !a.container_image) {
+                        if (!config_image_name_ok(val))
+                                return aj_error(reterr, EINVAL, 0, 0,
+                                                "--container-image: not an image name");
+                        a.container_image = val;
                 } else if (strcmp(o, "--egress") == 0 && a.n_planned < EGRESS_PLANNED) {
                         EgressPlanned *p = &a.planned[a.n_planned];
 

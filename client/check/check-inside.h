@@ -56,7 +56,9 @@ typedef struct InsideArgs {
                                  all may write (the walk's control) */
         const char *service[INSIDE_MAX_LIST]; /* --service UNIT, each: one of [sandbox] stop-services */
         size_t n_service;
-        const char *fetch_repo;                /* --fetch-repo URL: [sandbox.check] fetch-repo */
+        const char *fetch_repo; /* --fetch-repo URL: [sandbox.check] fetch-repo */
+        /* --container-image IMAGE: [sandbox.check] container-image; none with containers = false */
+        const char *container_image;
         EgressPlanned planned[EGRESS_PLANNED]; /* --egress PLAN, each (egress_planned_parse()) */
         size_t n_planned;
         const char *only[INSIDE_MAX_LIST]; /* --only GROUP, each: the probes of these groups alone (the

@@ -507,6 +507,10 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         argv[k++] = c->check_control_url;
         argv[k++] = (char *)"--fetch-repo";
         argv[k++] = c->check_fetch_repo;
+        if (c->check_containers) {
+                argv[k++] = (char *)"--container-image";
+                argv[k++] = c->check_container_image;
+        }
         for (size_t i = 0; i < EGRESS_PLANNED; i++) {
                 if (egress_planned_format(&planned[i], plans[i], sizeof(plans[i])) < 0)
                         return -ENOBUFS;

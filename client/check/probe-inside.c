@@ -40,6 +40,7 @@
 #include "egress-policy.h"
 #include "macro.h"
 #include "package-owner.h"
+#include "probe-containers.h"
 #include "probe-emit.h"
 #include "probe-processes.h"
 #include "probe-proxy.h"
@@ -1217,6 +1218,13 @@ static void *proxy_planned(void *i)
         return NULL;
 }
 
+static void *containers(void *unused)
+{
+        (void)unused;
+        probe_containers(args);
+        return NULL;
+}
+
 static void *probe_environ(void *unused)
 {
         (void)unused;
@@ -1259,6 +1267,7 @@ static const struct {
         { "schedulers", probe_schedulers },
         { "services", probe_services },
         { "files", probe_walk },
+        { "containers", containers },
 };
 
 static bool wanted(size_t i)

@@ -43,6 +43,7 @@ static const char *const prog = "agentic-job run-inside";
 
 typedef struct InsideOptions {
         const char *run_dir, *url, *commit, *ref, *base, *setup, *confine, *profile;
+        const char *container_image; /* profile: the image of the token's container probes */
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
         const char *runner_dirs[TOKEN_RUNNER_DIRS_MAX]; /* profile: the runner's places token-runner-file
@@ -68,15 +69,16 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
 {
         for (int i = 2; i < argc; i++) {
                 const char *a = argv[i];
-                const char **slot = strcmp(a, "--run-dir") == 0   ? &o->run_dir
-                                    : strcmp(a, "--url") == 0     ? &o->url
-                                    : strcmp(a, "--commit") == 0  ? &o->commit
-                                    : strcmp(a, "--ref") == 0     ? &o->ref
-                                    : strcmp(a, "--base") == 0    ? &o->base
-                                    : strcmp(a, "--setup") == 0   ? &o->setup
-                                    : strcmp(a, "--confine") == 0 ? &o->confine
-                                    : strcmp(a, "--profile") == 0 ? &o->profile
-                                                                  : NULL;
+                const char **slot = strcmp(a, "--run-dir") == 0           ? &o->run_dir
+                                    : strcmp(a, "--url") == 0             ? &o->url
+                                    : strcmp(a, "--commit") == 0          ? &o->commit
+                                    : strcmp(a, "--ref") == 0             ? &o->ref
+                                    : strcmp(a, "--base") == 0            ? &o->base
+                                    : strcmp(a, "--setup") == 0           ? &o->setup
+                                    : strcmp(a, "--confine") == 0         ? &o->confine
+                                    : strcmp(a, "--profile") == 0         ? &o->profile
+                                    : strcmp(a, "--container-image") == 0 ? &o->container_image
+                                                                          : NULL;
                 uint64_t *num = strcmp(a, "--max-file-bytes") == 0    ? &o->max_file_bytes
                                 : strcmp(a, "--max-total-bytes") == 0 ? &o->max_total_bytes
                                 : strcmp(a, "--max-files") == 0       ? &o->max_files
@@ -662,6 +664,7 @@ static int inside_profile(const InsideOptions *o)
                 .workspace = pl.workspace,
                 .runner_dirs = (char *const *)o->runner_dirs,
                 .n_runner_dirs = o->n_runner_dirs,
+                .container_image = o->container_image,
         });
         explicit_bzero(token, token_size);
         return r == 0 ? 0 : 1;

@@ -507,8 +507,8 @@ static int phase_check(Run *run)
 
 typedef struct ProfileOut {
         CheckStream stream;
-        bool seen[8]; /* one per token probe */
-        unsigned ok, failed;
+        bool seen[16]; /* one per token probe (token_probe_names, 9 of them) */
+        unsigned ok, notes, failed;
         char first_fail[SUMMARY_TEXT_MAX];
         bool bad;
         AjError e;
@@ -524,8 +524,9 @@ static void profile_on_line(const CheckLine *l, void *userdata)
         check_escape(l->name, n_esc, sizeof(n_esc));
         check_escape(l->detail, d_esc, sizeof(d_esc));
         fprintf(stderr, "%s [%s] %s\n", check_status_to_string(l->status), n_esc, d_esc);
-        if (l->status == CHECK_OK) {
-                o->ok++;
+        if (l->status == CHECK_OK || l->status == CHECK_NOTE) {
+                o->ok += l->status == CHECK_OK;
+                o->notes += l->status == CHECK_NOTE;
                 return;
         }
         if (!o->failed++)
@@ -604,6 +605,10 @@ static int phase_profile(Run *run)
         args[k++] = (char *)run_confine_name(run->config->run_confine);
         args[k++] = (char *)"--profile";
         args[k++] = (char *)run->plan.profile;
+        if (run->token && run->config->check_before_agent && run->config->check_containers) {
+                args[k++] = (char *)"--container-image";
+                args[k++] = run->config->check_container_image;
+        }
         if (run->token) {
                 args[k++] = (char *)"--token";
                 for (size_t i = 0; i < n_dirs; i++) {
@@ -636,11 +641,12 @@ static int phase_profile(Run *run)
         else if (pump.status != 0)
                 (void)snprintf(detail, sizeof(detail), "%.400s",
                                out.n_err ? first_line(out.err) : "the sandbox side failed");
-        else if (run->token && out.ok != strv_length((char **)token_probe_names))
+        else if (run->token && out.ok + out.notes != strv_length((char **)token_probe_names))
                 (void)snprintf(detail, sizeof(detail), "%u of the token probes reported", out.ok);
         else {
-                (void)snprintf(detail, sizeof(detail), "profile %s ready%s", run->plan.profile,
-                               run->token ? "; the token in place, every token probe passed" : "");
+                (void)snprintf(detail, sizeof(detail), "profile %s ready%s%s", run->plan.profile,
+                               run->token ? "; the token in place, no token probe failed" : "",
+                               run->token && out.notes ? " (the container ones notes)" : "");
                 phase_end(run, "profile", t0, true, detail);
                 return RUN_EXIT_OK;
         }

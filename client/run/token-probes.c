@@ -17,17 +17,16 @@
 #include "check-line.h"
 #include "macro.h"
 #include "probe-emit.h"
+#include "probe-run.h"
 #include "read-file.h"
 #include "token-scan.h"
 
 const char *const token_probe_names[] = {
-        "token-config-control",
-        "token-config-mode",
-        "token-config-dir-mode",
-        "token-files",
-        "token-processes",
-        "token-runner-file",
-        NULL,
+        "token-config-control",    "token-config-mode",
+        "token-config-dir-mode",   "token-files",
+        "token-processes",         "token-runner-file",
+        "token-container-control", "token-container-subuid-control",
+        "token-container-subuid",  NULL,
 };
 
 #define HOLDERS_MAX 32
@@ -35,6 +34,9 @@ const char *const token_probe_names[] = {
 #define SCAN_FILES  200000
 #define SCAN_BYTES  (8ULL << 30)
 #define SCAN_DEPTH  64
+#define PODMAN      "/usr/bin/podman"
+#define MOUNTED     "/agentic-job-token" /* the token's directory, in the container */
+#define SUBUID      "1000:1000"          /* a uid of the container's but its root: a subordinate one */
 
 /* One result line, as the check's sandbox side writes them; ok returned. */
 static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
@@ -193,6 +195,118 @@ static bool probe_runner_file(const TokenProbeInput *in)
         return ok;
 }
 
+static void container_notes(size_t first, long long t, const char *why)
+{
+        static const char *const names[] = { "token-container-control", "token-container-subuid-control",
+                                             "token-container-subuid" };
+
+        for (size_t i = first; i < ELEMENTSOF(names); i++)
+                probe_emit(names[i], "note", t, "not probed: %s", why);
+}
+
+/* podman run --rm --pull=never --network=none [--user U] [-v DIR:MOUNTED:ro] IMAGE cat FILE: its status,
+ * and whether its standard output (standard error discarded) holds the token. */
+static int container_cat(const TokenProbeInput *in, const char *user, const char *dir, const char *file,
+                         bool *ret_token)
+{
+        _cleanup_free_ char *volume = NULL, *out = malloc(TOKEN_MAX + 4096);
+        const char *argv[16] = { PODMAN, "run", "--rm", "--pull=never", "--network=none" };
+        size_t k = 5;
+        int r;
+
+        *ret_token = false;
+        if (!out || (dir && asprintf(&volume, "%s:" MOUNTED ":ro", dir) < 0))
+                return -ENOMEM;
+        if (user) {
+                argv[k++] = "--user";
+                argv[k++] = user;
+        }
+        if (volume) {
+                argv[k++] = "-v";
+                argv[k++] = volume;
+        }
+        argv[k++] = in->container_image;
+        argv[k++] = "cat";
+        argv[k++] = file;
+        argv[k] = NULL;
+        r = probe_run((char *const *)argv, environ, out, TOKEN_MAX + 4096);
+        *ret_token = memmem(out, strlen(out), in->token, in->token_size) != NULL;
+        explicit_bzero(out, TOKEN_MAX + 4096);
+        return r;
+}
+
+/* The token's file read from rootless containers: by the container's root, which is the sandbox uid
+ * (the control), and by a subordinate uid, which the file's mode must refuse. */
+static int probe_containers(const TokenProbeInput *in)
+{
+        char dir[PATH_MAX], file[PATH_MAX], out[512];
+        long long t = probe_now_ms();
+        bool got;
+        int r, failed = 0;
+
+        if (!in->container_image) {
+                container_notes(0, t, "[sandbox.check] before-agent = false or containers = false");
+                return 0;
+        }
+        if (access(PODMAN, X_OK) < 0) {
+                container_notes(0, t, "no " PODMAN " that the sandbox user may run");
+                return 0;
+        }
+        r = probe_run((char *const[]){ (char *)PODMAN, (char *)"info", (char *)"-f",
+                                       (char *)"{{len .Host.IDMappings.UIDMap}}", NULL },
+                      environ, out, sizeof(out));
+        if (r != 0) {
+                char why[sizeof(out) + 80], *last;
+
+                /* Again, for podman's words on standard error: its last line says why. */
+                r = probe_run_capture((char *const[]){ (char *)PODMAN, (char *)"info", NULL }, environ, out,
+                                      sizeof(out), true);
+                while (out[0] && out[strlen(out) - 1] == '\n')
+                        out[strlen(out) - 1] = '\0';
+                last = strrchr(out, '\n') ? strrchr(out, '\n') + 1 : out;
+                (void)snprintf(
+                        why, sizeof(why),
+                        "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)",
+                        r, last[0] ? last : "no output");
+                container_notes(0, t, why);
+                return 0;
+        }
+        (void)dir_of(in->holders[0], dir, sizeof(dir));
+        (void)snprintf(file, sizeof(file), MOUNTED "/%s", strrchr(in->holders[0], '/') + 1);
+        r = container_cat(in, NULL, dir, file, &got);
+        if (r < 0 || !got) {
+                failed += !emit("token-container-control", false, t,
+                                "the container's root (the sandbox uid) did not read %s (status %d)",
+                                in->holders[0], r);
+                container_notes(1, probe_now_ms(), "token-container-control failed");
+                return failed;
+        }
+        emit("token-container-control", true, t, "the container's root (the sandbox uid) reads %s",
+             in->holders[0]);
+        t = probe_now_ms();
+        /* One mapping: the sandbox uid alone, no subordinate uid to read as. */
+        if (strcmp(out, "1\n") == 0 || strcmp(out, "1") == 0) {
+                container_notes(1, t, "the sandbox user has no subordinate uid (podman maps its uid alone)");
+                return 0;
+        }
+        r = container_cat(in, SUBUID, NULL, "/etc/os-release", &got);
+        if (r != 0) {
+                failed +=
+                        !emit("token-container-subuid-control", false, t,
+                              "uid " SUBUID " of the container did not read /etc/os-release (status %d)", r);
+                container_notes(2, probe_now_ms(), "token-container-subuid-control failed");
+                return failed;
+        }
+        emit("token-container-subuid-control", true, t,
+             "uid " SUBUID " of the container reads /etc/os-release");
+        t = probe_now_ms();
+        r = container_cat(in, SUBUID, dir, file, &got);
+        failed +=
+                !emit("token-container-subuid", !got, t, "uid " SUBUID " of the container %s %s (status %d)",
+                      got ? "read" : "did not read", in->holders[0], r);
+        return failed;
+}
+
 int token_probes_run(const TokenProbeInput *in)
 {
         struct stat held[HOLDERS_MAX];
@@ -205,5 +319,6 @@ int token_probes_run(const TokenProbeInput *in)
         failed += !probe_files(in, held, n_held);
         failed += !probe_processes(in);
         failed += !probe_runner_file(in);
+        failed += probe_containers(in);
         return failed;
 }

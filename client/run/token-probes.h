@@ -20,7 +20,10 @@ typedef struct TokenProbeInput {
         const char *workspace;    /* left out of token-files: cloned before the token existed */
         char *const *runner_dirs; /* the runner's home, RUNNER_TEMP, GITHUB_WORKSPACE (those that exist) */
         size_t n_runner_dirs;
+        /* [sandbox.check] container-image where before-agent and containers are both true: the token's
+         * container probes run on it; NULL: they are notes */
+        const char *container_image;
 } TokenProbeInput;
 
-/* Runs every probe; returns how many failed. */
+/* Runs every probe; returns how many failed (a note is no failure: only the container probes give one). */
 int token_probes_run(const TokenProbeInput *in);

@@ -157,6 +157,18 @@ else
         NOTES=$((NOTES + 1))
         expect_contains "no Yama: a note" "note [ptrace-scope] this kernel has no Yama (no $YAMA)" "$(cat "$work/out")"
 fi
+# Rootless podman is installed (tests/host/base.sh), but the sandbox user's subordinate ids are of no use
+# under enter's no_new_privs: newuidmap is set-uid, and podman stops before any container. Each container
+# probe is a note that says so, never ok.
+CONTAINER_PROBES=(container-pull container-build container-built-run container-control container-metadata
+        egress-container-post egress-container-direct egress-container-own-network)
+NOTES=$((NOTES + ${#CONTAINER_PROBES[@]}))
+for p in "${CONTAINER_PROBES[@]}"; do
+        expect_contains "$p: a note, podman cannot start" \
+                "note [$p] not probed: rootless podman cannot start for the sandbox user (podman info: status 125: " \
+                "$(cat "$work/out")"
+done
+expect_contains "... naming newuidmap" "newuidmap" "$(grep '^note \[container-pull\]' "$work/out")"
 for p in "${PROBES[@]}"; do
         expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
 done
@@ -757,5 +769,76 @@ check --record
 expect_eq "--record when a probe fails: status 1" 1 "$status"
 expect_absent "--record when a probe fails: no record" "$RECORD"
 chmod 0700 "$RUNNER_HOME"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# containers"
+
+# Podman can start for the sandbox user where it has no subordinate ids: one uid mapped, its own, which
+# podman writes itself. Setup gives the ids; this part takes them away, as a host without them would be
+# (podman_without_subids, which also says what a test host adds). The image is made here, without a
+# registry: busybox and the host's curl (curl_image_tar).
+podman_without_subids "$SANDBOX" "$work"
+IMAGE=localhost/ajt-check-curl:1
+curl_image_tar "$work"
+as_sandbox() { as_runner "$CLIENT" sandbox exec -- "$@" </dev/null; }
+if ! as_sandbox podman import "$work/rootfs.tar" "$IMAGE" >"$work/import.out" 2>&1; then
+        sed 's/^/# | /' "$work/import.out"
+        fail "podman import of the image, as the sandbox user"
+fi
+sed -i "s|^control-url = .*|&\ncontainer-image = \"$IMAGE\"|" /etc/agentic-job/config.toml
+on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
+
+check_start=$(date +%s%N)
+expect_failing "the sandbox user without subordinate ids, the image in its store" ""
+for p in "${CONTAINER_PROBES[@]}"; do
+        expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
+done
+expect_contains "the image was there: not pulled" "ok [container-pull] $IMAGE is in the sandbox user's store: not pulled" \
+        "$(cat "$work/out")"
+expect_contains "the container's POST: the proxy's refusal" "403 with X-Egress-Denied" \
+        "$(grep '^ok \[egress-container-post\]' "$work/out")"
+expect_eq "the image built was removed" "" "$(as_sandbox podman images -q localhost/agentic-job-check-built 2>/dev/null)"
+echo "# ${AJH_RELEASE:-?}: the whole check with its container probes took $elapsed_ms ms"
+grep -E '^ok \[(container-metadata|egress-container-direct|egress-container-own-network)\]' "$work/out" | sed 's/^/# /'
+echo "# processes of $SANDBOX after the check: $(ps -o pid=,comm= -u "$SANDBOX" | tr '\n' ' ')"
+python3 -c 'import json, sys
+d = json.load(sys.stdin)
+ms = sum(r["ms"] for r in d["results"] if r["group"] == "containers")
+print("# the container probes, one after another: %d ms of it" % ms)' < <(as_runner "$CLIENT" sandbox check --json </dev/null 2>/dev/null)
+
+nft delete table inet agentic_job
+expect_failing "the nftables table deleted, with containers" "container-metadata egress-container-direct egress-container-own-network egress-direct egress-dns egress-resolve egress-tcp egress-udp local-tcp local-udp metadata userns-net"
+nft -f "$NFT_SAVED"
+
+cp -p "$POLICY" "$work/policy.orig"
+printf '\n[[write]]\nname = "ajt-post"\nwhy = "the removal test of egress-container-post"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/"]\n' >>"$POLICY"
+restart_proxy "a rule for the POST"
+cp -p "$work/policy.orig" "$POLICY"
+expect_failing "the proxy started with a POST rule, the installed policy without it, with containers" "egress-container-post egress-post"
+restart_proxy "the installed policy"
+
+sed -i "s|^container-image = .*|container-image = \"localhost/ajt-check-absent:1\"|" /etc/agentic-job/config.toml
+expect_failing "an image that is not there and no registry to pull it from" "container-pull"
+for p in "${CONTAINER_PROBES[@]:1}"; do
+        expect_contains "$p: a note" "note [$p] not probed: container-pull failed" "$(cat "$work/out")"
+done
+sed -i "s|^container-image = .*|container-image = \"$IMAGE\"|" /etc/agentic-job/config.toml
+
+sed -i 's|^control-url = .*|&\ncontainers = false|' /etc/agentic-job/config.toml
+expect_failing "[sandbox.check] containers = false" ""
+for p in "${CONTAINER_PROBES[@]}"; do
+        expect_contains "$p: a note" "note [$p] not probed: [sandbox.check] containers = false" "$(cat "$work/out")"
+done
+sed -i '/^containers = false$/d' /etc/agentic-job/config.toml
+
+chmod 0700 /usr/bin/podman
+on_exit "chmod 0755 /usr/bin/podman"
+expect_failing "podman not runnable by the sandbox user" ""
+for p in "${CONTAINER_PROBES[@]}"; do
+        expect_contains "$p: a note" "note [$p] not probed: no /usr/bin/podman that the sandbox user may run" "$(cat "$work/out")"
+done
+chmod 0755 /usr/bin/podman
+expect_failing "everything put back, with containers" ""
+echo "# ${AJH_RELEASE:-?}: containers: $((($(date +%s%N) - check_start) / 1000000)) ms"
 
 finish

@@ -159,6 +159,7 @@ no_token_in() { # WHAT FILE...
 }
 probe_result() { grep -o "^\(ok\|FAIL\) \[$1\]" "$work/run.err" | cut -d' ' -f1; }
 PROBES="token-config-control token-config-mode token-config-dir-mode token-files token-processes token-runner-file"
+CONTAINER_PROBES="token-container-control token-container-subuid-control token-container-subuid"
 
 # ---------------------------------------------------------------------------------------------------------
 for confine in bubblewrap none; do
@@ -185,6 +186,11 @@ for confine in bubblewrap none; do
         expect_eq "claude ($confine): no argument holds it" 0 "$(grep '^argv: ' "$R" | grep -cF -- "$TOKEN")"
         for p in $PROBES; do
                 expect_eq "claude ($confine): $p passed" ok "$(probe_result "$p")"
+        done
+        for p in $CONTAINER_PROBES; do
+                expect_contains "claude ($confine): $p a note without before-agent" \
+                        "note [$p] not probed: [sandbox.check] before-agent = false or containers = false" \
+                        "$(cat "$work/run.err")"
         done
         no_token_in "claude ($confine): run's output and summaries" "$work/run.out" "$work/run.err" \
                 "$OUT/summary.json" "$OUT/summary.md" "$OUT/egress.jsonl"
@@ -352,6 +358,39 @@ expect_eq "before-agent, the sandbox user in group adm: status 4" 4 "$status"
 expect_contains "the check names it" "FAIL [groups]" "$(cat "$work/run.err")"
 expect_absent "the agent never ran" "$OUT/workspace/agent-ran"
 expect_contains "summary.json: not started" '"result": "not-started"' "$(cat "$OUT/summary.json" 2>&1)"
+
+# The token's container probes run with before-agent, on the check's image. With the subordinate ids
+# setup gives, podman cannot start for the sandbox user: notes.
+OUT=$RUNNER_HOME/token-containers
+run_as_runner "$OUT" "$work/token" --profile ajt-plain --token-stdin "${AGENT_MARK[@]}"
+show
+expect_eq "before-agent, the token: status 0" 0 "$status"
+for p in $CONTAINER_PROBES; do
+        expect_contains "with subordinate ids: $p a note" \
+                "note [$p] not probed: rootless podman cannot start for the sandbox user (podman info: status 125: " \
+                "$(cat "$work/run.err")"
+done
+# Without them (podman_without_subids), on an image made here: the container's root, which is the
+# sandbox uid, reads the token's file (the control); there is no subordinate uid to try it as.
+podman_without_subids "$SANDBOX" "$work"
+curl_image_tar "$work"
+runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" sandbox exec -- \
+        podman import "$work/rootfs.tar" localhost/ajt-check-curl:1 </dev/null >"$work/import.out" 2>&1 ||
+        { sed 's/^/# | /' "$work/import.out"; fail "podman import of the image, as the sandbox user"; }
+sed -i 's|^control-url = .*|&\ncontainer-image = "localhost/ajt-check-curl:1"|' /etc/agentic-job/config.toml
+run_as_runner "$OUT-2" "$work/token" --profile ajt-plain --token-stdin "${AGENT_MARK[@]}"
+show
+expect_eq "without subordinate ids: status 0" 0 "$status"
+expect_contains "the check's container probes ran before the agent" "ok [egress-container-own-network]" \
+        "$(cat "$work/run.err")"
+expect_contains "token-container-control: the container's root reads the token" \
+        "ok [token-container-control] the container's root (the sandbox uid) reads " "$(cat "$work/run.err")"
+for p in token-container-subuid-control token-container-subuid; do
+        expect_contains "$p: a note" "note [$p] not probed: the sandbox user has no subordinate uid" \
+                "$(cat "$work/run.err")"
+done
+no_token_in "the token's container probes: run's output and summaries" "$work/run.out" "$work/run.err" \
+        "$OUT-2/summary.json"
 cp -p "$work/installed.toml" /etc/agentic-job/config.toml
 
 finish

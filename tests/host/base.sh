@@ -26,7 +26,7 @@ packages=(
         build-essential meson ninja-build pkg-config
         libsystemd-dev libseccomp-dev libcap-dev libjansson-dev libgit2-dev check
         bash-completion python3-yaml debhelper dpkg-dev lintian
-        perl-openssl-defaults cron at passt
+        perl-openssl-defaults cron at passt podman netavark slirp4netns busybox-static
 )
 stamp="release=$release packages=${packages[*]} script=$(sha256sum "$0" | cut -d' ' -f1)"
 # One directory per stamp: a base that hosts still run on is never changed or removed under them.

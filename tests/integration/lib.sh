@@ -123,3 +123,35 @@ live_in_range() {
 live_of_uid() {
         live_in_range "$1" "$1"
 }
+
+# podman_without_subids USER WORK: rootless podman for USER as a test host can give it. USER's subordinate
+# ids taken away (restored at exit): with them, podman cannot start under the helper's no_new_privs;
+# without, it maps USER's one uid itself. Then what podman needs in a test host and a real machine does
+# not: the host's home is on overlayfs (no native overlay: vfs), and systemd-nspawn refuses keyctl(2) and
+# keeps /proc/sys read-only (no session keyring, no default sysctls). Files saved in WORK.
+podman_without_subids() {
+        local user=$1 work=$2 home
+        home=$(getent passwd "$user" | cut -d: -f6)
+        cp -p /etc/subuid "$work/subuid.saved"
+        cp -p /etc/subgid "$work/subgid.saved"
+        on_exit "cp -p $work/subuid.saved /etc/subuid; cp -p $work/subgid.saved /etc/subgid"
+        sed -i "/^$user:/d" /etc/subuid /etc/subgid
+        install -d -o "$user" -g "$user" -m 0700 "$home/.config" "$home/.config/containers"
+        rm -rf "$home/.local/share/containers"
+        printf '[storage]\ndriver = "vfs"\n' >"$home/.config/containers/storage.conf"
+        printf '[containers]\nkeyring = false\ndefault_sysctls = []\n' >"$home/.config/containers/containers.conf"
+        chown "$user:" "$home/.config/containers/storage.conf" "$home/.config/containers/containers.conf"
+}
+
+# curl_image_tar WORK: WORK/rootfs.tar, an image's root filesystem made here without a registry: busybox's
+# sh, true and cat, the host's curl and its libraries, the host's /etc/os-release. Readable by all.
+curl_image_tar() {
+        local rootfs=$1/rootfs
+        mkdir -p "$rootfs/bin" "$rootfs/tmp" "$rootfs/etc"
+        cp /bin/busybox "$rootfs/bin/busybox"
+        for t in sh true cat; do ln -s busybox "$rootfs/bin/$t"; done
+        for f in /usr/bin/curl $(ldd /usr/bin/curl | grep -o '/[^ ]*'); do cp --parents -L "$f" "$rootfs/"; done
+        cp -L /etc/os-release "$rootfs/etc/os-release"
+        tar -C "$rootfs" -cf "$1/rootfs.tar" .
+        chmod 0644 "$1/rootfs.tar"
+}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check-inside.h"
+#include "config.h"
 #include "egress-plan.h"
 #include "environ-scan.h"
 #include "macro.h"
@@ -165,11 +166,14 @@ START_TEST(test_inside_args)
                        "/tmp/" PROBE_ABSTRACT_PREFIX "x1",
                        "--only",
                        "processes",
+                       "--container-image",
+                       "registry.example/x/y:1@sha256:00ff",
                        NULL };
         InsideArgs a;
         AjError e = {};
 
         ck_assert_int_eq(inside_args_parse((int)ELEMENTSOF(ok) - 1, ok, &a, &e), 0);
+        ck_assert_str_eq(a.container_image, "registry.example/x/y:1@sha256:00ff");
         ck_assert_uint_eq(a.proxy_port, 3128);
         ck_assert_uint_eq(a.tcp_control, 4000);
         ck_assert_uint_eq(a.udp_target, 4001);
@@ -230,6 +234,7 @@ START_TEST(test_inside_args)
                 { "--egress", "egress-bogus", NULL },                           /* no such probe */
                 { "--egress-addr6", "2001:db8::11", NULL },                     /* repeated */
                 { "--resolve-name", "agentic-job-check-1.x", NULL },            /* repeated */
+                { "--container-image", "other", NULL },                         /* repeated */
                 /* the same name twice */
                 { "--secret",
                   "ACTIONS_ID_TOKEN_REQUEST_TOKEN=3:"
@@ -277,6 +282,27 @@ START_TEST(test_inside_args)
                 ck_assert_msg(inside_args_parse((int)ELEMENTSOF(ok) - 1, argv, &a, &e) == -EINVAL,
                               "control-url %s accepted", bad_urls[i]);
         }
+
+        /* Without --container-image (containers = false), none; a name podman could read as an option,
+         * or as anything but a name, refused. */
+        ck_assert_int_eq(inside_args_parse((int)ELEMENTSOF(ok) - 3, ok, &a, &e), 0);
+        ck_assert_ptr_null(a.container_image);
+        char long_name[300];
+        memset(long_name, 'a', 256);
+        long_name[256] = '\0';
+        const char *const bad_images[] = { "", "-x", "--rm", "a b", "a\tb", "a;b", "a$b", long_name };
+        for (size_t i = 0; i < ELEMENTSOF(bad_images); i++) {
+                char *argv[ELEMENTSOF(ok)];
+
+                for (size_t j = 0; j < ELEMENTSOF(ok); j++)
+                        argv[j] = j > 0 && strcmp(ok[j - 1], "--container-image") == 0
+                                          ? (char *)bad_images[i]
+                                          : ok[j];
+                ck_assert_msg(inside_args_parse((int)ELEMENTSOF(ok) - 1, argv, &a, &e) == -EINVAL,
+                              "image %s accepted", bad_images[i]);
+        }
+        long_name[255] = '\0';
+        ck_assert(config_image_name_ok(long_name));
 }
 END_TEST
 

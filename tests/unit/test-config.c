@@ -554,8 +554,14 @@ static const Refusal refusals[] = {
         { "[sandbox.check]\nfetch-repo = 1\n", 2, 14,
           "[sandbox.check] fetch-repo: expected a string, found an integer" },
         { "[sandbox.check]\ncontainer-image = \"-x\"\n", 2, 19,
-          "[sandbox.check] container-image: \"-x\" is not an image name (non-empty, not starting \"-\", no "
-          "space or control character)" },
+          "[sandbox.check] container-image: \"-x\" is not an image name (1 to 255 of letters, digits and "
+          "\"._-/:@\", not starting \"-\")" },
+        { "[sandbox.check]\ncontainer-image = \"a b\"\n", 2, 19,
+          "[sandbox.check] container-image: \"a b\" is not an image name (1 to 255 of letters, digits and "
+          "\"._-/:@\", not starting \"-\")" },
+        { "[sandbox.check]\ncontainer-image = \"\"\n", 2, 19,
+          "[sandbox.check] container-image: \"\" is not an image name (1 to 255 of letters, digits and "
+          "\"._-/:@\", not starting \"-\")" },
         { "[sandbox.check]\ncontainers = \"no\"\n", 2, 14,
           "[sandbox.check] containers: expected a boolean, found a string" },
         { "[sandbox.check]\nallow-sockets = [\"run/x\"]\n", 2, 18,
