@@ -444,38 +444,31 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
         return 0;
 }
 
-/* The installed policy's and threat list's bytes, parsed and then written as the proxy's own: what was
- * checked is what the helpers load. Without a threat list, none (the helper decides without one). */
-static int snapshot_policy(AjError *reterr)
+/* The installed policy's and threat list's bytes as check_policy() read and parsed them. */
+typedef struct PolicyBytes {
+        char *policy, *threats; /* threats NULL: no threat list */
+        size_t policy_size, threats_size;
+} PolicyBytes;
+
+static void policy_bytes_done(PolicyBytes *b)
 {
-        _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
-        _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
-        _cleanup_free_ char *data = NULL, *list = NULL;
-        AjError inner = {};
-        size_t size = 0, list_size = 0;
+        free(b->policy);
+        free(b->threats);
+        *b = (PolicyBytes){};
+}
+
+/* The bytes check_policy() parsed, written as the proxy's own copies: what was checked is what the
+ * helpers load. Without a threat list, none (the helper decides without one). */
+static int snapshot_policy(const PolicyBytes *b, AjError *reterr)
+{
         int r;
 
-        r = read_file_for_parse(EGRESS_POLICY_PATH, EGRESS_POLICY_MAX_SIZE, &data, &size, reterr);
-        if (r < 0)
-                return r;
-        r = egress_policy_parse(data, size, &policy, &inner);
-        if (r < 0)
-                return aj_error_in_file(reterr, r, EGRESS_POLICY_PATH, &inner);
-        if (access(EGRESS_THREATS_PATH, F_OK) == 0) {
-                r = read_file_for_parse(EGRESS_THREATS_PATH, EGRESS_THREATS_MAX_SIZE, &list, &list_size,
-                                        reterr);
-                if (r < 0)
-                        return r;
-                r = egress_threats_parse(list, list_size, &threats, &inner);
-                if (r < 0)
-                        return aj_error_in_file(reterr, r, EGRESS_THREATS_PATH, &inner);
-        }
-        r = write_file_atomic(EGRESS_POLICY_SNAPSHOT, data, size, 0644);
+        r = write_file_atomic(EGRESS_POLICY_SNAPSHOT, b->policy, b->policy_size, 0644);
         if (r < 0)
                 return aj_error(reterr, -r, 0, 0, "cannot write %s: %s", EGRESS_POLICY_SNAPSHOT,
                                 strerror(-r));
-        r = list ? write_file_atomic(EGRESS_THREATS_SNAPSHOT, list, list_size, 0644)
-                 : (unlink(EGRESS_THREATS_SNAPSHOT) < 0 && errno != ENOENT ? -errno : 0);
+        r = b->threats ? write_file_atomic(EGRESS_THREATS_SNAPSHOT, b->threats, b->threats_size, 0644)
+                       : (unlink(EGRESS_THREATS_SNAPSHOT) < 0 && errno != ENOENT ? -errno : 0);
         if (r < 0)
                 return aj_error(reterr, -r, 0, 0, "cannot write %s: %s", EGRESS_THREATS_SNAPSHOT,
                                 strerror(-r));
@@ -858,11 +851,13 @@ static int find_tools(Tools *t, AjError *reterr)
 }
 
 /* The policy and the threat list the helper will load: root's alone, and valid now, so that squid does
- * not start with a helper that cannot. */
-static int check_policy(const char *path, bool owners_only, AjError *reterr)
+ * not start with a helper that cannot. The bytes parsed go to ret_bytes where it is given. */
+static int check_policy(const char *path, bool owners_only, PolicyBytes *ret_bytes, AjError *reterr)
 {
         _cleanup_(egress_policy_freep) EgressPolicy *policy = NULL;
         _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
+        _cleanup_(policy_bytes_done) PolicyBytes b = {};
+        AjError inner = {};
         int r;
 
         if (access(path, F_OK) < 0)
@@ -870,13 +865,31 @@ static int check_policy(const char *path, bool owners_only, AjError *reterr)
         r = check_ours(owners_only, path, reterr);
         if (r < 0)
                 return r;
-        r = egress_policy_load(path, &policy, reterr);
+        r = read_file_for_parse(path, EGRESS_POLICY_MAX_SIZE, &b.policy, &b.policy_size, reterr);
         if (r < 0)
                 return r;
-        if (access(EGRESS_THREATS_PATH, F_OK) < 0)
-                return 0;
-        r = check_ours(owners_only, EGRESS_THREATS_PATH, reterr);
-        return r < 0 ? r : egress_threats_load(EGRESS_THREATS_PATH, &threats, reterr);
+        r = egress_policy_parse(b.policy, b.policy_size, &policy, &inner);
+        if (r < 0)
+                return aj_error_in_file(reterr, r, path, &inner);
+        if (access(EGRESS_THREATS_PATH, F_OK) == 0) {
+                r = check_ours(owners_only, EGRESS_THREATS_PATH, reterr);
+                if (r < 0)
+                        return r;
+                r = read_file_for_parse(EGRESS_THREATS_PATH, EGRESS_THREATS_MAX_SIZE, &b.threats,
+                                        &b.threats_size, reterr);
+                if (r < 0)
+                        return r;
+                r = egress_threats_parse(b.threats, b.threats_size, &threats, &inner);
+                if (r < 0)
+                        return aj_error_in_file(reterr, r, EGRESS_THREATS_PATH, &inner);
+        }
+        if (ret_bytes) {
+                ret_bytes->policy = TAKE_PTR(b.policy);
+                ret_bytes->policy_size = b.policy_size;
+                ret_bytes->threats = TAKE_PTR(b.threats);
+                ret_bytes->threats_size = b.threats_size;
+        }
+        return 0;
 }
 
 static int check_fresh(const Tools *t, const struct passwd *pw, AjError *reterr)
@@ -985,7 +998,7 @@ int egress_proxy_check(const char *policy_path, bool owners_only, AjError *reter
                 return aj_error(reterr, EPERM, 0, 0, "must run as root");
         r = find_tools(&t, reterr);
         if (r >= 0)
-                r = check_policy(policy_path, owners_only, reterr);
+                r = check_policy(policy_path, owners_only, NULL, reterr);
         if (r >= 0)
                 r = check_fresh(&t, getpwnam(EGRESS_PROXY_USER), reterr);
         return r;
@@ -994,6 +1007,7 @@ int egress_proxy_check(const char *policy_path, bool owners_only, AjError *reter
 int egress_proxy_start(bool *ret_changed, AjError *reterr)
 {
         _cleanup_(tools_done) Tools t = { 0 };
+        _cleanup_(policy_bytes_done) PolicyBytes bytes = {};
         _cleanup_free_ char *pem = NULL;
         struct passwd *pw;
         AjError ignored = { 0 };
@@ -1006,7 +1020,7 @@ int egress_proxy_start(bool *ret_changed, AjError *reterr)
         r = find_tools(&t, reterr);
         if (r < 0)
                 return r;
-        r = check_policy(EGRESS_POLICY_PATH, false, reterr);
+        r = check_policy(EGRESS_POLICY_PATH, false, &bytes, reterr);
         if (r < 0)
                 return r;
         pw = getpwnam(EGRESS_PROXY_USER);
@@ -1047,7 +1061,7 @@ int egress_proxy_start(bool *ret_changed, AjError *reterr)
         if (r >= 0)
                 r = write_error_pages(&t, reterr);
         if (r >= 0)
-                r = snapshot_policy(reterr);
+                r = snapshot_policy(&bytes, reterr);
         if (r >= 0)
                 r = write_config(&t, reterr);
         if (r < 0)
