@@ -312,27 +312,33 @@ expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 expect_eq "... disposed of" 0 "$(run_dirs)"
 umount "$RUNNER_HOME/small"
 
-# SIGTERM to run mid-agent: everything reaped, nothing exported, disposed of, status 1.
-runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
-        "$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
-        --out "$RUNNER_HOME/run-cancel" --output out/attempts.txt --patch -- "$AGENT" sleep \
-        </dev/null >"$work/cancel.out" 2>"$work/cancel.err" &
-runner_pid=$!
-for _ in $(seq 1 200); do
-        grep -q "agent: sleeping" "$work/cancel.out" 2>/dev/null && break
-        sleep 0.1
+# SIGTERM, SIGINT and SIGHUP to run mid-agent: everything reaped, nothing exported, disposed of, status 1.
+# (A background job of this script has SIGINT ignored; run blocks the three and reads them from a
+# signalfd, and a blocked signal is queued whatever its disposition, which this shows too.)
+for sig in TERM INT HUP; do
+        runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+                "$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+                --out "$RUNNER_HOME/run-cancel-$sig" --output out/attempts.txt --patch -- "$AGENT" sleep \
+                </dev/null >"$work/cancel.out" 2>"$work/cancel.err" &
+        runner_pid=$!
+        for _ in $(seq 1 200); do
+                grep -q "agent: sleeping" "$work/cancel.out" 2>/dev/null && break
+                sleep 0.1
+        done
+        expect_contains "SIG$sig: the agent was running before it" "agent: sleeping" "$(cat "$work/cancel.out")"
+        kill -"$sig" "$(client_of "$runner_pid")"
+        wait "$runner_pid"
+        status=$?
+        expect_eq "SIG$sig mid-agent: status 1" 1 "$status"
+        [ "$status" = 1 ] || sed 's/^/# | /' "$work/cancel.err"
+        expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+        expect_eq "... disposed of" 0 "$(run_dirs)"
+        expect_absent "... nothing exported" "$RUNNER_HOME/run-cancel-$sig/workspace"
+        expect_absent "... no patch" "$RUNNER_HOME/run-cancel-$sig/patch.diff"
+        expect_contains "... the summary says so" '"result": "cancelled"' "$(cat "$RUNNER_HOME/run-cancel-$sig/summary.json")"
+        expect_contains "... and names the signal" "cancelled by signal $(kill -l "$sig")" \
+                "$(cat "$RUNNER_HOME/run-cancel-$sig/summary.json")"
 done
-expect_contains "the agent was running before the cancel" "agent: sleeping" "$(cat "$work/cancel.out")"
-kill -TERM "$(client_of "$runner_pid")"
-wait "$runner_pid"
-status=$?
-expect_eq "cancelled: status 1" 1 "$status"
-[ "$status" = 1 ] || sed 's/^/# | /' "$work/cancel.err"
-expect_eq "... nothing survived" 0 "$(sandbox_processes)"
-expect_eq "... disposed of" 0 "$(run_dirs)"
-expect_absent "... nothing exported" "$RUNNER_HOME/run-cancel/workspace"
-expect_absent "... no patch" "$RUNNER_HOME/run-cancel/patch.diff"
-expect_contains "... the summary says so" '"result": "cancelled"' "$(cat "$RUNNER_HOME/run-cancel/summary.json")"
 
 # SIGTERM mid-clone: a repository large enough that the clone is still running when its first progress
 # line has come (200 MB that do not compress).
