@@ -44,8 +44,7 @@ as_runner() {
 touch "$work/last.out"
 chown "$RUNNER:" "$work/last.out"
 us_of() { # COMMAND...: its wall time in microseconds in $us; fails the benchmark if the command fails
-        us=$(as_runner bash -c 'b=${EPOCHREALTIME/./}; "$@" >"$0" 2>&1 || exit 1; e=${EPOCHREALTIME/./}; echo $((e - b))' \
-                "$work/last.out" "$@") || { sed 's/^/# | /' "$work/last.out"; echo "Bail out! $*"; exit 1; }
+        us=$(as_runner bash -c "$WALL_US" "$work/last.out" "$@") || { sed 's/^/# | /' "$work/last.out"; echo "Bail out! $*"; exit 1; }
 }
 
 : >"$work/exec.us"

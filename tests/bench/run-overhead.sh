@@ -3,7 +3,7 @@
 # files, inside a booted test host after `sandbox setup` (egress proxy on): its whole wall time and each
 # phase's, against what a user would otherwise run for the same clone and agent, `sandbox exec` of git
 # clone --no-checkout and git checkout of the commit, then true, interleaved rounds, best of each, as a
-# ratio. Reports only; asserts nothing about time.
+# ratio, each timed in the runner's own shell. Reports only; asserts nothing about time.
 #
 # usage: bash tests/host/run --release trixie|bookworm tests/bench/run-overhead.sh [ROUNDS]
 set -u
@@ -47,27 +47,33 @@ echo "bench" >"$work/task"
 chmod 0644 "$work/task"
 as_runner() { runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$@" </dev/null; }
 
-best_run=999999 best_exec=999999
+# Each timed in the runner's own shell, as a job step pays it (WALL_US); becoming the runner, which only
+# this harness needs, is reported apart.
+touch "$work/run.err" "$work/exec.out"
+chown "$RUNNER:" "$work/run.err" "$work/exec.out"
+best_run=999999999 best_exec=999999999 best_harness=999999999
 for i in $(seq 1 "$rounds"); do
         t0=$(date +%s%N)
-        as_runner "$CLIENT" run --repo "$REPO" --commit "$COMMIT" --base main --task "$work/task" \
-                --out "$RUNNER_HOME/bench-$i" --patch -- /bin/true >/dev/null 2>"$work/run.err" ||
+        as_runner true
+        h=$((($(date +%s%N) - t0) / 1000))
+        r=$(as_runner bash -c "$WALL_US" "$work/run.err" "$CLIENT" run --repo "$REPO" --commit "$COMMIT" \
+                --base main --task "$work/task" --out "$RUNNER_HOME/bench-$i" --patch -- /bin/true) ||
                 { cat "$work/run.err"; echo "Bail out! run failed"; exit 1; }
-        t1=$(date +%s%N)
-        as_runner "$CLIENT" sandbox exec -- sh -c "git clone -q --no-checkout $REPO c && git -C c checkout -q $COMMIT && true; rm -rf c" \
-                >/dev/null 2>&1 || { echo "Bail out! sandbox exec of git failed"; exit 1; }
-        t2=$(date +%s%N)
-        r=$(((t1 - t0) / 1000000)) x=$(((t2 - t1) / 1000000))
+        x=$(as_runner bash -c "$WALL_US" "$work/exec.out" "$CLIENT" sandbox exec -- \
+                sh -c "git clone -q --no-checkout $REPO c && git -C c checkout -q $COMMIT && true; rm -rf c") ||
+                { cat "$work/exec.out"; echo "Bail out! sandbox exec of git failed"; exit 1; }
         [ "$r" -lt "$best_run" ] && { best_run=$r; cp "$work/run.err" "$work/best.err"; }
         [ "$x" -lt "$best_exec" ] && best_exec=$x
+        [ "$h" -lt "$best_harness" ] && best_harness=$h
         rm -rf "$RUNNER_HOME/bench-$i"
 done
 [ -z "$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*')" ] || { echo "Bail out! a run's directory was left"; exit 1; }
 
 echo "# ${AJH_RELEASE:-?}: run of a true agent on a $(git -C "$REPO" ls-files | wc -l)-file repository, best of $rounds rounds"
-echo "#   agentic-job run (record, kill-user, clone, agent, shutdown, export of the patch, egress log, disposal, summary): $best_run ms"
-echo "#   sandbox exec -- git clone --no-checkout + git checkout + true:                                             $best_exec ms"
-awk -v a="$best_run" -v b="$best_exec" 'BEGIN { printf "#   ratio run / sandbox exec: %.2f\n", a / b }'
+awk -v a="$best_run" -v b="$best_exec" -v h="$best_harness" 'BEGIN {
+        printf "#   agentic-job run (record, kill-user, clone, agent, shutdown, export of the patch, egress log, disposal, summary): %.1f ms\n", a / 1000
+        printf "#   sandbox exec -- git clone --no-checkout + git checkout + true:                                             %.1f ms\n", b / 1000
+        printf "#   ratio run / sandbox exec: %.2f (timed in the shell of the runner; runuser and env of this harness apart: %.1f ms)\n", a / b, h / 1000 }'
 echo "#   the phases of the best run:"
 sed -n 's/^agentic-job run: \([a-z-]*\): ok in \([0-9.]*\) s.*/#     \1 \2 s/p' "$work/best.err"
 pass "the benchmark ran ($rounds rounds)"

@@ -155,3 +155,10 @@ curl_image_tar() {
         tar -C "$rootfs" -cf "$1/rootfs.tar" .
         chmod 0644 "$1/rootfs.tar"
 }
+
+# WALL_US, a script for bash -c: bash -c "$WALL_US" OUT COMMAND... runs COMMAND, its output and errors
+# to OUT, and prints its wall time in microseconds, taken in that shell (bash's EPOCHREALTIME, no process
+# around the command). Run through what becomes the runner (runuser), so that becoming it, which a job
+# step does not pay, is not counted. Fails where COMMAND fails.
+# shellcheck disable=SC2016
+WALL_US='b=${EPOCHREALTIME/./}; "$@" >"$0" 2>&1 || exit 1; e=${EPOCHREALTIME/./}; echo $((e - b))'
