@@ -198,10 +198,16 @@ OUTPUTS=(--output out/review.md --output out/attempts.txt --output out/trusted-s
          --output out/task-seen.txt --output out/env.txt --output out/pwd.txt
          --output out/link.txt --output out/escape/etc/passwd --output out/fifo --output out/dir
          --output out/sparse --output out/hard --output out/never-written)
+# A record of a passed check stands (seed 003): run removes it before anything enters the sandbox user.
+RECORD=$RUNNER_TEMP/agentic-job-sandbox-checked
+printf 'agentic-job-sandbox-checked 1\n' >"$RECORD"
+chown "$RUNNER:" "$RECORD"
+chmod 0600 "$RECORD"
 # shellcheck disable=SC2086
 run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$OUT" \
         "${OUTPUTS[@]}" --patch -- /usr/bin/env $AGENT_ENV "$AGENT"
 show
+expect_absent "the check's record was removed by the run" "$RECORD"
 expect_eq "the hostile run: exit 3 (the sparse file hit the per-file limit)" 3 "$status"
 expect_eq "nothing of the sandbox user survived" 0 "$(sandbox_processes)"
 expect_eq "the run's directory was disposed of" 0 "$(run_dirs)"
@@ -371,7 +377,20 @@ expect_lacks "... the agent never started" "agent: started" "$(cat "$work/cancel
 [ "$status" = 1 ] || sed 's/^/# | /' "$work/cancel-clone.err"
 expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 expect_eq "... the partial clone disposed of" 0 "$(run_dirs)"
-rm -rf "$BIG"
+# On a terminal the clone's progress is one line rewritten in place ("\r"), ended with a newline.
+echo "# the clone's progress on a terminal"
+TTY_LOG=$RUNNER_HOME/tty.log
+runuser -u "$RUNNER" -- script -qfec "env -i PATH=/usr/bin:/bin HOME=$RUNNER_HOME RUNNER_TEMP=$RUNNER_TEMP $CLIENT run --repo $BIG --commit $BIG_COMMIT --base main --task $work/task.md --out $RUNNER_HOME/run-tty --patch -- /bin/true" \
+        "$TTY_LOG" </dev/null >/dev/null 2>&1
+status=$?
+expect_eq "a run on a terminal: status 0" 0 "$status"
+[ "$status" = 0 ] || sed 's/^/# | /' "$TTY_LOG"
+expect_eq "the progress was rewritten in place, more than once" yes \
+        "$([ "$(grep -a -o $'\r[^\r]*clone: [0-9]*/[0-9]* objects' "$TTY_LOG" | wc -l)" -ge 2 ] && echo yes)"
+expect_eq "... and ended with a newline before the phase's end" yes \
+        "$(python3 -c 'import re, sys; d = open(sys.argv[1], "rb").read(); print("yes" if re.search(rb"objects, [0-9]+ bytes\r*\n[^\r\n]*clone: ok in", d) else "no")' "$TTY_LOG")"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+rm -rf "$BIG" "$RUNNER_HOME/run-tty" "$TTY_LOG"
 
 # ---------------------------------------------------------------------------------------------------------
 # Over https, through the egress proxy (which ends TLS: the clone trusts its authority), from the fake
