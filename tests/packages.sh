@@ -83,6 +83,8 @@ TEST_PROGRAMS=(
         # the rest of the scripts' plain tools (tar: meson dist's tarball, unpacked)
         awk sed grep cut tr sort head tail wc od cat cp mv ln ls mkdir rmdir mktemp chmod chown chgrp
         install touch stat readlink realpath basename dirname date seq sleep id env bash sh sha256sum du tar
+        # lib.sh's image for the test hosts' containers: the libraries of curl
+        ldd
 )
 # Words in a command's place that run no program: groups (a key in the configuration the fixture
 # writes), wall (in a printf format), systemd (a package name on an array's continued line); and apt-get and
