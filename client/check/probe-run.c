@@ -36,6 +36,9 @@ int probe_run_timed(char *const *argv, char *const *env, char *out, size_t size,
         pid_t pid;
         long long deadline = probe_now_ms() + ms;
 
+        /* A string whatever happens: callers read out even where the program could not start. */
+        if (out && size > 0)
+                out[0] = '\0';
         if (out && pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
         pid = start(argv, env, pipefd[1], merge);
