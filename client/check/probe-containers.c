@@ -17,7 +17,6 @@
 #include "probe-emit.h"
 #include "probe-run.h"
 
-#define PODMAN          "/usr/bin/podman"
 #define CA_INSIDE       "/run/agentic-job-check-ca.pem"
 #define METADATA_URL    "http://169.254.169.254/"
 #define PULL_MS         30000 /* a registry's image through the proxy */
@@ -41,21 +40,10 @@ static void notes_from(size_t first, long long t, const char *why)
                 probe_emit(names[i], "note", t, "not probed: %s", why);
 }
 
-/* The last line of out that says something (podman's error comes last), trimmed, in place. */
-static const char *last_line(char *out)
-{
-        char *end = out + strlen(out), *start;
-
-        while (end > out && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
-                *--end = '\0';
-        start = strrchr(out, '\n');
-        return start ? start + 1 : out[0] ? out : "no output";
-}
-
 /* podman ARGS... with our environment (its proxy variables for a pull), standard error merged. */
 static int podman(char *out, size_t size, long long ms, const char *const *args)
 {
-        const char *argv[48] = { PODMAN };
+        const char *argv[48] = { PROBE_PODMAN };
         size_t k = 1;
 
         for (size_t i = 0; args[i] && k < ELEMENTSOF(argv) - 1; i++)
@@ -118,7 +106,7 @@ static void container_curl(const InsideArgs *a, bool host, bool ca, const char *
                         return;
                 }
         }
-        (void)snprintf(ret->why, sizeof(ret->why), "podman status %d: %.200s", r, last_line(out));
+        (void)snprintf(ret->why, sizeof(ret->why), "podman status %d: %.200s", r, probe_last_line(out));
 }
 
 static bool answered(const char code[4])
@@ -172,7 +160,7 @@ static int pull(const InsideArgs *a)
                    (const char *const[]){ "pull", "-q", a->container_image, NULL });
         if (r != 0) {
                 probe_emit("container-pull", "fail", t, "podman pull %s: status %d: %.200s",
-                           a->container_image, r, last_line(out));
+                           a->container_image, r, probe_last_line(out));
                 return -ENOENT;
         }
         probe_emit("container-pull", "ok", t, "podman pull %s", a->container_image);
@@ -211,7 +199,7 @@ static void build_and_run(const InsideArgs *a)
         if (r != 0) {
                 probe_emit("container-build", "fail", t,
                            "FROM %s, RUN true, without a network: status %d: %.200s", a->container_image, r,
-                           last_line(out));
+                           probe_last_line(out));
                 probe_emit("container-built-run", "fail", probe_now_ms(), "not run: the build failed");
                 return;
         }
@@ -225,13 +213,13 @@ static void build_and_run(const InsideArgs *a)
                 probe_emit("container-built-run", "ok", t, "the image built ran true");
         else
                 probe_emit("container-built-run", "fail", t, "the image built, run: status %d: %.200s", r,
-                           last_line(out));
+                           probe_last_line(out));
         (void)podman(out, sizeof(out), PROBE_PROGRAM_MS, (const char *const[]){ "rmi", "-f", tag, NULL });
 }
 
 void probe_containers(const InsideArgs *a)
 {
-        char out[OUT_MAX], proxy[40], resolve[EGRESS_HOST_MAX + 80], plain[EGRESS_HOST_MAX + 20],
+        char out[OUT_MAX], why[320], proxy[40], resolve[EGRESS_HOST_MAX + 80], plain[EGRESS_HOST_MAX + 20],
                 what[EGRESS_HOST_MAX + 160];
         Fetched f;
         long long t = probe_now_ms();
@@ -242,19 +230,11 @@ void probe_containers(const InsideArgs *a)
                 notes_from(0, t, "[sandbox.check] containers = false");
                 return;
         }
-        if (access(PODMAN, X_OK) < 0) {
-                notes_from(0, t, "no " PODMAN " that the sandbox user may run");
+        if (access(PROBE_PODMAN, X_OK) < 0) {
+                notes_from(0, t, "no " PROBE_PODMAN " that the sandbox user may run");
                 return;
         }
-        r = podman(out, sizeof(out), PROBE_PROGRAM_MS,
-                   (const char *const[]){ "info", "-f", "{{.Host.Security.Rootless}}", NULL });
-        if (r != 0) {
-                char why[320];
-
-                (void)snprintf(
-                        why, sizeof(why),
-                        "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)",
-                        r, last_line(out));
+        if (probe_podman_info("{{.Host.Security.Rootless}}", out, sizeof(out), why, sizeof(why)) != 0) {
                 notes_from(0, t, why);
                 return;
         }

@@ -96,6 +96,36 @@ int probe_run(char *const *argv, char *const *env, char *out, size_t size)
         return probe_run_timed(argv, env, out, size, false, PROBE_PROGRAM_MS);
 }
 
+const char *probe_last_line(char *out)
+{
+        char *end = out + strlen(out), *start;
+
+        while (end > out && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
+                *--end = '\0';
+        start = strrchr(out, '\n');
+        return start ? start + 1 : out[0] ? out : "no output";
+}
+
+int probe_podman_info(const char *format, char *out, size_t size, char *why, size_t why_size)
+{
+        char *const argv[] = { (char *)PROBE_PODMAN, (char *)"info", (char *)"-f", (char *)format, NULL };
+        const char *last;
+        int r = probe_run_capture(argv, environ, out, size, true);
+
+        last = probe_last_line(out);
+        if (r == 0) {
+                if (last >= out && last < out + size)
+                        memmove(out, last, strlen(last) + 1);
+                else
+                        out[0] = '\0'; /* podman said nothing */
+                return 0;
+        }
+        (void)snprintf(why, why_size,
+                       "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)", r,
+                       last);
+        return r;
+}
+
 int probe_curl_code(const char *url, bool direct, char code[8])
 {
         char out[16];

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #define PROBE_CURL       "/usr/bin/curl"
+#define PROBE_PODMAN     "/usr/bin/podman"
 #define PROBE_PROGRAM_MS 10000 /* any program a probe runs */
 
 /* Runs argv (argv[0] absolute) with environment env, standard input from /dev/null, its standard output
@@ -17,6 +18,15 @@ int probe_run_timed(char *const *argv, char *const *env, char *out, size_t size,
 /* The same, killed after PROBE_PROGRAM_MS. */
 int probe_run_capture(char *const *argv, char *const *env, char *out, size_t size, bool merge);
 int probe_run(char *const *argv, char *const *env, char *out, size_t size);
+
+/* The last line of out that says something (a program's error comes last), trimmed in place; "no output"
+ * where there is none. */
+const char *probe_last_line(char *out);
+
+/* podman info -f FORMAT as the sandbox user, standard error merged: 0 with podman's answer (the last line
+ * it wrote) in out; else podman's status, with the note that rootless podman cannot start, and podman's
+ * last line, in why. Both callers of the container probes start with it. */
+int probe_podman_info(const char *format, char *out, size_t size, char *why, size_t why_size);
 
 /* curl's HTTP code for url ("000" when none) with our environment, direct: bypassing any proxy; its
  * status. */

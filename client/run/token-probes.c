@@ -34,7 +34,6 @@ const char *const token_probe_names[] = {
 #define SCAN_FILES  200000
 #define SCAN_BYTES  (8ULL << 30)
 #define SCAN_DEPTH  64
-#define PODMAN      "/usr/bin/podman"
 #define MOUNTED     "/agentic-job-token" /* the token's directory, in the container */
 #define SUBUID      "1000:1000"          /* a uid of the container's but its root: a subordinate one */
 
@@ -210,7 +209,7 @@ static int container_cat(const TokenProbeInput *in, const char *user, const char
                          bool *ret_token)
 {
         _cleanup_free_ char *volume = NULL, *out = malloc(TOKEN_MAX + 4096);
-        const char *argv[16] = { PODMAN, "run", "--rm", "--pull=never", "--network=none" };
+        const char *argv[16] = { PROBE_PODMAN, "run", "--rm", "--pull=never", "--network=none" };
         size_t k = 5;
         int r;
 
@@ -239,7 +238,7 @@ static int container_cat(const TokenProbeInput *in, const char *user, const char
  * (the control), and by a subordinate uid, which the file's mode must refuse. */
 static int probe_containers(const TokenProbeInput *in)
 {
-        char dir[PATH_MAX], file[PATH_MAX], out[512];
+        char dir[PATH_MAX], file[PATH_MAX], out[512], why[320];
         long long t = probe_now_ms();
         bool got;
         int r, failed = 0;
@@ -248,26 +247,11 @@ static int probe_containers(const TokenProbeInput *in)
                 container_notes(0, t, "[sandbox.check] before-agent = false or containers = false");
                 return 0;
         }
-        if (access(PODMAN, X_OK) < 0) {
-                container_notes(0, t, "no " PODMAN " that the sandbox user may run");
+        if (access(PROBE_PODMAN, X_OK) < 0) {
+                container_notes(0, t, "no " PROBE_PODMAN " that the sandbox user may run");
                 return 0;
         }
-        r = probe_run((char *const[]){ (char *)PODMAN, (char *)"info", (char *)"-f",
-                                       (char *)"{{len .Host.IDMappings.UIDMap}}", NULL },
-                      environ, out, sizeof(out));
-        if (r != 0) {
-                char why[sizeof(out) + 80], *last;
-
-                /* Again, for podman's words on standard error: its last line says why. */
-                r = probe_run_capture((char *const[]){ (char *)PODMAN, (char *)"info", NULL }, environ, out,
-                                      sizeof(out), true);
-                while (out[0] && out[strlen(out) - 1] == '\n')
-                        out[strlen(out) - 1] = '\0';
-                last = strrchr(out, '\n') ? strrchr(out, '\n') + 1 : out;
-                (void)snprintf(
-                        why, sizeof(why),
-                        "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)",
-                        r, last[0] ? last : "no output");
+        if (probe_podman_info("{{len .Host.IDMappings.UIDMap}}", out, sizeof(out), why, sizeof(why)) != 0) {
                 container_notes(0, t, why);
                 return 0;
         }
@@ -285,7 +269,7 @@ static int probe_containers(const TokenProbeInput *in)
              in->holders[0]);
         t = probe_now_ms();
         /* One mapping: the sandbox uid alone, no subordinate uid to read as. */
-        if (strcmp(out, "1\n") == 0 || strcmp(out, "1") == 0) {
+        if (strcmp(out, "1") == 0) {
                 container_notes(1, t, "the sandbox user has no subordinate uid (podman maps its uid alone)");
                 return 0;
         }

@@ -1142,6 +1142,12 @@ static const DecisionCase decisions[] = {
         DENY("a local destination: [::1]", GET("[::1]", "/")),
         DENY("a local destination: [::]", GET("[::]", "/")),
         DENY("a local destination: [fe80::1]", GET("[fe80::1]", "/")),
+        /* The metadata service's IPv6 address, however written; its neighbours are not it. */
+        DENY("a local destination: [fd00:ec2::254]", GET("[fd00:ec2::254]", "/latest/meta-data/")),
+        DENY("a local destination: [fd00:ec2::254]", GET("[FD00:0EC2:0:0:0:0:0:0254]:80", "/")),
+        DENY("a local destination: [fd00:ec2::254]", .method = "CONNECT", .host = "[fd00:ec2::254]:443"),
+        ALLOW("read", GET("[fd00:ec2::253]", "/")),
+        ALLOW("read", GET("[fd00:ec3::254]", "/")),
         DENY("a local destination: [::ffff:127.0.0.1]", GET("[::ffff:127.0.0.1]", "/")),
         DENY("a local destination: [::ffff:169.254.169.254]", GET("[::ffff:169.254.169.254]:80", "/")),
         /* IPv4-compatible and NAT64 forms of a local IPv4 address. */
