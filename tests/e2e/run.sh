@@ -4,7 +4,8 @@
 # pull-request commit that changes a trusted path), a scripted hostile agent (a test program, no model)
 # that does its job and tries to escape: every attempt fails or is refused by name, exactly the legitimate
 # outputs are exported, nothing of the sandbox user survives. Then the exit statuses: usage, a failing
-# agent, a timeout, a cancellation mid-agent, and a second run that works after them.
+# agent, a timeout, a cancellation mid-agent, a survivor of the shutdown (status 2), and a second run that
+# works after them.
 #
 # The host is thrown away after the run: this suite installs the project and changes the host for good.
 #
@@ -345,6 +346,54 @@ for sig in TERM INT HUP; do
         expect_contains "... and names the signal" "cancelled by signal $(kill -l "$sig")" \
                 "$(cat "$RUNNER_HOME/run-cancel-$sig/summary.json")"
 done
+
+# A survivor: a root service of the runner's that keeps processes of the sandbox user alive (what no
+# kill-user can outlast, since root starts them again) makes the shutdown fail. Status 2, nothing exported,
+# the disposal refused while they live, the summary says so. Started once the agent runs, so that the run's
+# first kill-user and its clone go ahead as they would.
+echo "# a survivor of the shutdown"
+cc -O2 -o "$work/ajt-hostile" "$here/../integration/hostile.c"
+# stop_respawner PID: ends the respawner by its pid, if that pid is still the respawner.
+stop_respawner() {
+        grep -qa ajt-hostile "/proc/$1/cmdline" 2>/dev/null && kill -KILL "$1"
+        for _ in $(seq 1 100); do
+                [ -e "/proc/$1" ] || return 0
+                sleep 0.05
+        done
+}
+runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+        "$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+        --out "$RUNNER_HOME/run-survivor" --output out/kept.txt --patch -- \
+        sh -c 'mkdir -p out && echo kept >out/kept.txt && echo "agent: waiting" && sleep 5' \
+        </dev/null >"$work/survivor.out" 2>"$work/survivor.err" &
+runner_pid=$!
+for _ in $(seq 1 200); do
+        grep -q "agent: waiting" "$work/survivor.out" 2>/dev/null && break
+        sleep 0.1
+done
+expect_contains "the agent was running before the respawner started" "agent: waiting" "$(cat "$work/survivor.out")"
+respawner=$("$work/ajt-hostile" respawner "$SANDBOX_UID" "$(id -g "$SANDBOX")" 20)
+expect_eq "the respawner keeps 20 processes of the sandbox user" "respawner" "${respawner% *}"
+respawner=${respawner#respawner }
+on_exit "stop_respawner $respawner"
+wait "$runner_pid"
+status=$?
+SUMMARY=$RUNNER_HOME/run-survivor/summary.json
+expect_eq "a survivor of the shutdown: status 2" 2 "$status"
+[ "$status" = 2 ] || sed 's/^/# | /' "$work/survivor.err"
+shutdown=$(python3 -c 'import json, sys; print(" ".join(p["outcome"] + ": " + p["detail"] for p in json.load(open(sys.argv[1]))["phases"] if p["name"] == "shutdown"))' "$SUMMARY" 2>&1)
+expect_contains "... the shutdown failed" "failed: " "$shutdown"
+expect_contains "... naming what survived" "survive" "$shutdown"
+expect_contains "... the result" '"result": "cleanup-failed"' "$(cat "$SUMMARY")"
+expect_absent "... nothing exported" "$RUNNER_HOME/run-survivor/workspace"
+expect_absent "... no patch" "$RUNNER_HOME/run-survivor/patch.diff"
+expect_contains "... the disposal refused while they live" "dispose: FAILED" "$(cat "$work/survivor.err")"
+expect_eq "... so the run's directory is still there" 1 "$(run_dirs)"
+stop_respawner "$respawner"
+kill_uid "$SANDBOX_UID"
+expect_eq "... the respawner ended, nothing of the sandbox user is left" 0 "$(sandbox_processes)"
+find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' -exec rm -rf --one-file-system {} +
+expect_eq "... and the test removed the directory" 0 "$(run_dirs)"
 
 # SIGTERM mid-clone: a repository large enough that the clone is still running when its first progress
 # line has come (200 MB that do not compress).

@@ -9,14 +9,21 @@
  *   ajt-hostile stopper           one process (a new one each round) that sends SIGSTOP, without pause,
  *                                 to the pids around /proc/sys/kernel/ns_last_pid above its own first
  *                                 pid: whatever starts next as this user stops
+ *   ajt-hostile respawner UID GID N
+ *                                 as root: a process of root's that keeps N processes of uid UID alive,
+ *                                 starting one again as soon as one ends (a root service acting for the
+ *                                 sandbox user, which no kill-user can outlast); prints "respawner PID" for
+ *                                 the test to end it by
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void *keep_working(void *arg)
@@ -104,6 +111,76 @@ static void stopper(int ready)
         }
 }
 
+/* One child of uid u, gid g and no other group, which reports on ready (when ready >= 0) and waits. */
+static pid_t respawn_one(uid_t u, gid_t g, int ready)
+{
+        pid_t pid = fork();
+
+        if (pid != 0)
+                return pid;
+        if (setgroups(0, NULL) < 0 || setresgid(g, g, g) < 0 || setresuid(u, u, u) < 0)
+                _exit(1);
+        if (ready >= 0)
+                (void)!write(ready, "r", 1);
+        for (;;)
+                pause();
+}
+
+static int respawner(int argc, char **argv)
+{
+        long u, g, n;
+        int ready[2];
+        pid_t pid;
+        char c;
+
+        if (argc != 5 || (u = strtol(argv[2], NULL, 10)) < 1 || (g = strtol(argv[3], NULL, 10)) < 1 ||
+            (n = strtol(argv[4], NULL, 10)) < 1 || n > 1000) {
+                fputs("usage: ajt-hostile respawner UID GID N\n", stderr);
+                return 2;
+        }
+        if (geteuid() != 0) {
+                fputs("ajt-hostile: respawner: only root can start processes of another uid\n", stderr);
+                return 2;
+        }
+        if (pipe(ready) < 0) {
+                perror("ajt-hostile: pipe");
+                return 1;
+        }
+        pid = fork();
+        if (pid < 0) {
+                perror("ajt-hostile: fork");
+                return 1;
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+                long live = 0;
+
+                if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                        _exit(1);
+                close(ready[0]);
+                (void)setsid();
+                for (; live < n; live++)
+                        if (respawn_one((uid_t)u, (gid_t)g, ready[1]) < 0)
+                                _exit(1);
+                /* Those started from now on report to no one: a write to the closed pipe would end them. */
+                close(ready[1]);
+                for (;;) {
+                        if (waitpid(-1, NULL, 0) > 0)
+                                live--;
+                        while (live < n && respawn_one((uid_t)u, (gid_t)g, -1) > 0)
+                                live++;
+                }
+        }
+        close(ready[1]);
+        for (long i = 0; i < n; i++)
+                if (read(ready[0], &c, 1) != 1) {
+                        fprintf(stderr, "ajt-hostile: only %ld of %ld started\n", i, n);
+                        return 1;
+                }
+        printf("respawner %ld\n", (long)pid);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         void (*fn)(int) = NULL;
@@ -111,6 +188,8 @@ int main(int argc, char **argv)
         int ready[2];
         char c;
 
+        if (argc >= 2 && strcmp(argv[1], "respawner") == 0)
+                return respawner(argc, argv);
         if (argc >= 2 && strcmp(argv[1], "zombie-leader") == 0)
                 fn = zombie_leader;
         else if (argc >= 2 && strcmp(argv[1], "idle") == 0)
@@ -118,7 +197,7 @@ int main(int argc, char **argv)
         else if (argc == 2 && strcmp(argv[1], "stopper") == 0)
                 fn = stopper;
         if (!fn || (fn != stopper && (argc != 3 || (n = strtol(argv[2], NULL, 10)) < 1 || n > 100000))) {
-                fputs("usage: ajt-hostile zombie-leader N | idle N | stopper\n", stderr);
+                fputs("usage: ajt-hostile zombie-leader N | idle N | stopper | respawner UID GID N\n", stderr);
                 return 2;
         }
         if (pipe(ready) < 0) {
