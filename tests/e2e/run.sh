@@ -352,7 +352,7 @@ done
 # the disposal refused while they live, the summary says so. Started once the agent runs, so that the run's
 # first kill-user and its clone go ahead as they would.
 echo "# a survivor of the shutdown"
-cc -O2 -o "$work/ajt-hostile" "$here/../integration/hostile.c"
+cc -O2 -Wall -Werror -o "$work/ajt-hostile" "$here/../integration/hostile.c" 2>"$work/cc.err" || sed 's/^/# cc: /' "$work/cc.err"
 # stop_respawner PID: ends the respawner by its pid, if that pid is still the respawner.
 stop_respawner() {
         grep -qa ajt-hostile "/proc/$1/cmdline" 2>/dev/null && kill -KILL "$1"
@@ -372,7 +372,7 @@ for _ in $(seq 1 200); do
         sleep 0.1
 done
 expect_contains "the agent was running before the respawner started" "agent: waiting" "$(cat "$work/survivor.out")"
-respawner=$("$work/ajt-hostile" respawner "$SANDBOX_UID" "$(id -g "$SANDBOX")" 20)
+respawner=$("$work/ajt-hostile" respawner "$SANDBOX_UID" "$(id -g "$SANDBOX")" 20 2>&1)
 expect_eq "the respawner keeps 20 processes of the sandbox user" "respawner" "${respawner% *}"
 respawner=${respawner#respawner }
 on_exit "stop_respawner $respawner"
@@ -382,6 +382,7 @@ SUMMARY=$RUNNER_HOME/run-survivor/summary.json
 expect_eq "a survivor of the shutdown: status 2" 2 "$status"
 [ "$status" = 2 ] || sed 's/^/# | /' "$work/survivor.err"
 shutdown=$(python3 -c 'import json, sys; print(" ".join(p["outcome"] + ": " + p["detail"] for p in json.load(open(sys.argv[1]))["phases"] if p["name"] == "shutdown"))' "$SUMMARY" 2>&1)
+echo "# shutdown: $shutdown"
 expect_contains "... the shutdown failed" "failed: " "$shutdown"
 expect_contains "... naming what survived" "survive" "$shutdown"
 expect_contains "... the result" '"result": "cleanup-failed"' "$(cat "$SUMMARY")"

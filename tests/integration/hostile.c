@@ -15,6 +15,9 @@
  *                                 sandbox user, which no kill-user can outlast); prints "respawner PID" for
  *                                 the test to end it by
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* setresuid(), setresgid(): the end-to-end tests compile this alone, without meson's flags */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
