@@ -93,14 +93,17 @@ trap finish EXIT
 trap 'exit 130' INT TERM
 
 # Kills every process of a uid by having a process of that uid signal everything it may (never by name).
+# bash's kill, not util-linux's: /usr/bin/kill of Debian 13 (2.41) refuses "-KILL -1" ("failed to parse
+# argument") and both releases' refuse "-s KILL -- -1", each killing nothing, which 2>/dev/null hid.
 kill_uid() {
         local uid=$1 n
         for n in 1 2 3 4 5 6 7 8 9 10; do
                 setpriv --reuid="$uid" --regid=65534 --clear-groups --inh-caps=-all \
-                        --bounding-set=-all kill -KILL -1 2>/dev/null || true
+                        --bounding-set=-all /bin/bash -c 'kill -s KILL -1' 2>/dev/null || true
                 live_of_uid "$uid" >/dev/null || return 0
                 sleep 0.1
         done
+        return 1
 }
 
 # Prints the pids whose real, effective or saved uid is in [lo, hi] and which still run: a process lives
