@@ -96,6 +96,8 @@ typedef struct Run {
         uint64_t log_offset; /* of the egress log when the run began */
         bool log_ok;
         bool disposed; /* by the exporter, once its stream had ended */
+        bool ended;    /* the last end_sandbox() succeeded, and nothing has entered the sandbox user since */
+        char ended_detail[SUMMARY_TEXT_MAX]; /* what it reported */
 } Run;
 
 static void phase_start(const char *name)
@@ -132,8 +134,10 @@ static int end_sandbox(Run *run, char *detail, size_t size)
 {
         char line[256];
         unsigned left = 0;
-        int r = helper_kill_user(line, sizeof(line));
+        int r;
 
+        run->ended = false;
+        r = helper_kill_user(line, sizeof(line));
         if (r != 0) {
                 (void)snprintf(detail, size, "helper kill-user failed (status %d): %s", r, line);
                 return -EIO;
@@ -149,7 +153,32 @@ static int end_sandbox(Run *run, char *detail, size_t size)
         }
         (void)snprintf(detail, size, "%s; /proc shows no process of uid %u or its subordinate uids", line,
                        (unsigned)run->sandbox_uid);
+        (void)snprintf(run->ended_detail, sizeof(run->ended_detail), "%s", detail);
+        run->ended = true;
         return 0;
+}
+
+/* That nothing of the sandbox user lives, where the last command's end (end_sandbox() as it exited) has
+ * just shown it and nothing entered since: the runner's own look at /proc again, without a second
+ * kill-user. Anything found there, or no such end, and it is end_sandbox() after all. */
+static int verify_ended(Run *run, char *detail, size_t size)
+{
+        unsigned left = 0;
+
+        if (run->ended && count_sandbox_processes(run->sandbox_uid, run->ranges, run->n_ranges, &left) == 0 &&
+            left == 0) {
+                (void)snprintf(detail, size, "%.400s (as the last command ended; /proc again shows none)",
+                               run->ended_detail);
+                return 0;
+        }
+        return end_sandbox(run, detail, size);
+}
+
+/* Every enter goes through here: from now on, only a new end_sandbox() shows that nothing lives. */
+static int enter_sandbox(Run *run, const char *dir, char *const *args, Entered *e)
+{
+        run->ended = false;
+        return helper_enter_self(dir, args, e);
 }
 
 /* ---- one enter, pumped ---- */
@@ -424,7 +453,7 @@ static int phase_clone(Run *run)
                 args[k++] = (char *)"--trusted";
                 args[k++] = *t;
         }
-        r = helper_enter_self(run->sandbox_home, args, &e);
+        r = enter_sandbox(run, run->sandbox_home, args, &e);
         if (r < 0) {
                 phase_end(run, "clone", t0, false, strerror(-r));
                 return RUN_EXIT_NOT_RUN;
@@ -477,6 +506,7 @@ static int phase_check(Run *run)
         int status;
 
         phase_start("check");
+        run->ended = false; /* sandbox check enters the sandbox user itself */
         pid = fork();
         if (pid < 0) {
                 phase_end(run, "check", t0, false, strerror(errno));
@@ -622,7 +652,7 @@ static int phase_profile(Run *run)
                         args[k++] = dirs[i];
                 }
         }
-        r = helper_enter_self(run->work_dir, args, &e);
+        r = enter_sandbox(run, run->work_dir, args, &e);
         if (r < 0) {
                 phase_end(run, "profile", t0, false, strerror(-r));
                 return RUN_EXIT_NOT_RUN;
@@ -768,7 +798,7 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
         args[k++] = (char *)"--";
         for (size_t i = 0; i < n; i++)
                 args[k++] = p->agent[i];
-        r = helper_enter_self(run->work_dir, args, &e);
+        r = enter_sandbox(run, run->work_dir, args, &e);
         if (r < 0) {
                 phase_end(run, "agent", t0, false, strerror(-r));
                 return RUN_EXIT_NOT_RUN;
@@ -858,7 +888,7 @@ static int phase_export(Run *run)
         for (size_t i = 0; i < n; i++)
                 args[k++] = p->outputs[i];
 
-        r = helper_enter_self(run->run_dir, args, &e);
+        r = enter_sandbox(run, run->run_dir, args, &e);
         if (r < 0) {
                 phase_end(run, "export", t0, false, strerror(-r));
                 return RUN_EXIT_CLEANUP;
@@ -994,12 +1024,12 @@ static int phase_dispose(Run *run)
 
         phase_start("dispose");
         /* Refused while anything of the sandbox user lives: it could write back into what is removed. */
-        r = end_sandbox(run, detail, sizeof(detail));
+        r = verify_ended(run, detail, sizeof(detail));
         if (r < 0) {
                 phase_end(run, "dispose", t0, false, detail);
                 return RUN_EXIT_CLEANUP;
         }
-        r = helper_enter_self(run->sandbox_home, args, &e);
+        r = enter_sandbox(run, run->sandbox_home, args, &e);
         if (r < 0) {
                 phase_end(run, "dispose", t0, false, strerror(-r));
                 return RUN_EXIT_CLEANUP;
@@ -1014,7 +1044,7 @@ static int phase_dispose(Run *run)
                 return RUN_EXIT_CLEANUP;
         }
         /* The disposer's own process, too, must be gone. */
-        r = end_sandbox(run, detail, sizeof(detail));
+        r = verify_ended(run, detail, sizeof(detail));
         if (r < 0) {
                 phase_end(run, "dispose", t0, false, detail);
                 return RUN_EXIT_CLEANUP;
@@ -1032,7 +1062,7 @@ static int phase_disposed_by_exporter(Run *run)
         int r;
 
         phase_start("dispose");
-        r = end_sandbox(run, detail, sizeof(detail));
+        r = verify_ended(run, detail, sizeof(detail));
         if (r < 0) {
                 phase_end(run, "dispose", t0, false, detail);
                 return RUN_EXIT_CLEANUP;
@@ -1318,7 +1348,7 @@ int run_main(int argc, char **argv)
         if (disposable) {
                 t0 = now_ms();
                 phase_start("shutdown");
-                r = end_sandbox(&run, detail, sizeof(detail));
+                r = verify_ended(&run, detail, sizeof(detail));
                 phase_end(&run, "shutdown", t0, r >= 0, detail);
                 if (r < 0)
                         status = RUN_EXIT_CLEANUP;
