@@ -275,10 +275,12 @@ static bool is_local_destination(const char *host)
                 static const unsigned char nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
                 static const unsigned char compat[12] = { 0 };
                 /* fd00:ec2::254, the metadata service's IPv6 address (EC2's), which nftables refuses too. */
-                static const unsigned char metadata6[16] = { 0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54 };
+                static const unsigned char metadata6[16] = {
+                        0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54
+                };
 
-                if (IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) || IN6_IS_ADDR_LINKLOCAL(&a6) ||
-                    memcmp(b, metadata6, 16) == 0)
+                if (IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) ||
+                    IN6_IS_ADDR_LINKLOCAL(&a6) || memcmp(b, metadata6, 16) == 0)
                         return true;
                 /* An IPv4 address mapped into IPv6, written IPv4-compatible (::127.0.0.1, deprecated but
                  * still parsed), or in NAT64's prefix (64:ff9b::127.0.0.1, which a NAT64 gateway

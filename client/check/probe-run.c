@@ -98,12 +98,12 @@ int probe_run(char *const *argv, char *const *env, char *out, size_t size)
 
 const char *probe_last_line(char *out)
 {
-        char *end = out + strlen(out), *start;
+        char *end = out + strlen(out), *nl;
 
         while (end > out && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' '))
                 *--end = '\0';
-        start = strrchr(out, '\n');
-        return start ? start + 1 : out[0] ? out : "no output";
+        nl = strrchr(out, '\n');
+        return nl ? nl + 1 : out[0] ? out : "no output";
 }
 
 int probe_podman_info(const char *format, char *out, size_t size, char *why, size_t why_size)
@@ -121,8 +121,8 @@ int probe_podman_info(const char *format, char *out, size_t size, char *why, siz
                 return 0;
         }
         (void)snprintf(why, why_size,
-                       "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)", r,
-                       last);
+                       "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)",
+                       r, last);
         return r;
 }
 

@@ -165,8 +165,8 @@ static int verify_ended(Run *run, char *detail, size_t size)
 {
         unsigned left = 0;
 
-        if (run->ended && count_sandbox_processes(run->sandbox_uid, run->ranges, run->n_ranges, &left) == 0 &&
-            left == 0) {
+        if (run->ended &&
+            count_sandbox_processes(run->sandbox_uid, run->ranges, run->n_ranges, &left) == 0 && left == 0) {
                 (void)snprintf(detail, size, "%.400s (as the last command ended; /proc again shows none)",
                                run->ended_detail);
                 return 0;

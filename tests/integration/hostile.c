@@ -15,8 +15,9 @@
  *                                 sandbox user, which no kill-user can outlast); prints "respawner PID" for
  *                                 the test to end it by
  */
+/* setresuid(), setresgid(): the end-to-end tests compile this alone, without meson's flags. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* setresuid(), setresgid(): the end-to-end tests compile this alone, without meson's flags */
+#define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
@@ -200,7 +201,8 @@ int main(int argc, char **argv)
         else if (argc == 2 && strcmp(argv[1], "stopper") == 0)
                 fn = stopper;
         if (!fn || (fn != stopper && (argc != 3 || (n = strtol(argv[2], NULL, 10)) < 1 || n > 100000))) {
-                fputs("usage: ajt-hostile zombie-leader N | idle N | stopper | respawner UID GID N\n", stderr);
+                fputs("usage: ajt-hostile zombie-leader N | idle N | stopper | respawner UID GID N\n",
+                      stderr);
                 return 2;
         }
         if (pipe(ready) < 0) {
