@@ -450,12 +450,13 @@ expect_failing "the helper told neither the server name nor the tunnel's target"
 restart_proxy "squid's own configuration"
 expect_failing "the proxy restarted" ""
 
-# egress-proxy-local and egress-proxy-metadata: squid's local_dst refuses the test host's own address
-# (198.51.100.2, in no range the policy knows as local) and fd00:ec2::254 by the address it would connect
-# to. Without it nftables still refuses the proxy's connection, which the probes cannot tell from a closed
-# port: they count only the proxy's own 403, so both fail.
+# egress-proxy-local: squid's local_dst refuses the test host's own address (198.51.100.2, in no range the
+# policy knows as local) by the address it would connect to. Without it nftables still refuses the proxy's
+# connection, which the probe cannot tell from a closed port: it counts only the proxy's own 403, so it
+# fails. egress-proxy-metadata does not: the policy's decision refuses both metadata addresses itself
+# (169.254.169.254 and, since it was added there, fd00:ec2::254, which local_dst alone used to stop).
 reconfigure_proxy "squid without local_dst" '/^http_access deny local_dst/d'
-expect_failing "squid without its local_dst refusal" "egress-proxy-local egress-proxy-metadata"
+expect_failing "squid without its local_dst refusal" "egress-proxy-local"
 expect_contains "the host's own address: not reached, nftables refused the proxy" "FAIL [egress-proxy-local] the proxy asked for http://198.51.100.2/: HTTP 503" \
         "$(cat "$work/out")"
 restart_proxy "squid's own configuration"
