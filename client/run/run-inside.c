@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job run-inside clone|profile|agent|confined|export|dispose ARGS: the sandbox side of `run`, each
- * run as the sandbox user through `helper enter` by the runner side (never by hand: it is not in the usage).
- * Nothing here has a privilege the sandbox user lacks; what it writes back is read strictly by the runner
- * side, which believes none of it beyond its form. */
+/* agentic-job run-inside clone|clone-agent|profile|agent|confined|export|dispose ARGS: the sandbox side of
+ * `run`, each run as the sandbox user through `helper enter` by the runner side (never by hand: it is not in
+ * the usage). Nothing here has a privilege the sandbox user lacks; what it writes back is read strictly by
+ * the runner side, which believes none of it beyond its form. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +25,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "patch.h"
+#include "pid-namespace.h"
 #include "profile.h"
 #include "remove-tree.h"
 #include "run-inside.h"
@@ -173,16 +174,10 @@ static int make_private_dir(const char *parent, const char *name)
         return RET_NERRNO(mkdir(path, 0700));
 }
 
-static int inside_clone(const InsideOptions *o)
+/* What comes before the clone: the inner confinement able to run, the run's directories made. */
+static int clone_prepare(const InsideOptions *o)
 {
-        _cleanup_free_ char *work = NULL;
-        const char *trusted[INSIDE_LIST_MAX + 1] = {};
-        CloneResult res = {};
-        Throttle t = {};
-        AjError e = {};
-        int r;
-
-        if (!o->run_dir || !o->url || !o->base || (!o->commit == !o->ref) || *o->rest || !confine_valid(o))
+        if (!o->run_dir || !o->url || !o->base || (!o->commit == !o->ref) || !confine_valid(o))
                 return fail("clone: usage", NULL);
         /* Before anything is made: the inner confinement must be able to run, or the run stops here. */
         if (confined(o)) {
@@ -199,6 +194,20 @@ static int inside_clone(const InsideOptions *o)
             make_private_dir(o->run_dir, "profile") < 0 ||
             (confined(o) && make_private_dir(o->run_dir, "bridge") < 0))
                 return fail("cannot make the run's home and temp", strerror(errno));
+        return 0;
+}
+
+/* The clone itself, the part that reads the untrusted repository, and its report. */
+static int clone_fetch(void *userdata)
+{
+        const InsideOptions *o = userdata;
+        _cleanup_free_ char *work = NULL;
+        const char *trusted[INSIDE_LIST_MAX + 1] = {};
+        CloneResult res = {};
+        Throttle t = {};
+        AjError e = {};
+        int r;
+
         if (asprintf(&work, "%s/" RUN_WORKSPACE, o->run_dir) < 0)
                 return fail("out of memory", NULL);
         for (size_t i = 0; i < o->n_trusted; i++)
@@ -223,6 +232,13 @@ static int inside_clone(const InsideOptions *o)
         printf("cloned %s %s %s %u %u\n", res.commit, res.base_commit,
                res.fetched_by_id ? "by-id" : "by-branch", res.n_trusted_replaced, res.n_trusted_removed);
         return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static int inside_clone(const InsideOptions *o)
+{
+        if (*o->rest)
+                return fail("clone: usage", NULL);
+        return clone_prepare(o) != 0 ? 1 : clone_fetch((void *)o);
 }
 
 /* ---- agent ---- */
@@ -533,6 +549,29 @@ static int inside_agent(const InsideOptions *o)
         return setup_then_agent(o, env.v, argv.v, p->stdin_from == PROFILE_STDIN_TASK ? pl.task : NULL);
 }
 
+/* ---- clone-agent: the clone, then setup and agent, in one enter ---- */
+
+/* Where nothing comes between the clone and the agent (no before-agent check, no profile work), one enter
+ * does both, and saves one. The clone is made in a PID namespace of its own (pid-namespace.h): whatever it
+ * might start while it reads the untrusted repository dies with it, as kill-user would end it between two
+ * enters, before the agent's confinement. Then this process, which read nothing of the repository, waits
+ * for the agent's input: the runner sends it only once it has taken the clone's report. */
+static int inside_clone_agent(const InsideOptions *o)
+{
+        int r, status;
+
+        if (!o->profile || !o->rest[0] || o->token)
+                return fail("clone-agent: usage", NULL);
+        if (clone_prepare(o) != 0)
+                return 1;
+        r = run_in_pid_namespace(clone_fetch, (void *)o, &status);
+        if (r < 0)
+                return fail("cannot start the clone", strerror(-r));
+        if (status != 0)
+                return status;
+        return inside_agent(o);
+}
+
 /* ---- profile: the profile's files, the token, its login, the token probes ---- */
 
 static int write_private_file(const char *path, const char *data, size_t size)
@@ -808,6 +847,8 @@ int run_inside_main(int argc, char **argv)
                 return inside_profile(&o);
         if (strcmp(argv[1], "agent") == 0)
                 return inside_agent(&o);
+        if (strcmp(argv[1], "clone-agent") == 0)
+                return inside_clone_agent(&o);
         if (strcmp(argv[1], "confined") == 0)
                 return inside_confined(&o);
         if (strcmp(argv[1], "export") == 0)

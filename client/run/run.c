@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* agentic-job run: the supervisor of one agent run, as the runner user. Plan (everything refused before
  * anything is made), then: the record removed and the sandbox user emptied; the clone made by the sandbox
- * user (run-inside clone); setup and agent in one enter (run-inside agent); every process of the sandbox
+ * user (run-inside clone); setup and agent in one enter (run-inside agent), or clone, setup and agent in one
+ * where nothing comes between them (run-inside clone-agent); every process of the sandbox
  * user ended and the end verified from /proc; the named outputs exported by a fresh enter (run-inside
  * export) and received with the limits enforced here; the egress log of the run saved; the run's
  * directories removed by the sandbox user (run-inside dispose) and that verified; the summary written. */
@@ -187,6 +188,7 @@ typedef enum EnterEnd {
         ENTER_EXITED,    /* status holds the exit status */
         ENTER_CANCELLED, /* a signal came: the sandbox user was ended */
         ENTER_TIMED_OUT, /* the deadline passed: the sandbox user was ended */
+        ENTER_STOPPED,   /* a handler refused what the command wrote: the sandbox user was ended */
 } EnterEnd;
 
 typedef struct Pump {
@@ -195,6 +197,7 @@ typedef struct Pump {
         size_t input_size, input_done;
         long long deadline;
         bool cancellable; /* a signal to run ends it (not the disposal, which must finish) */
+        bool stop;        /* set by a handler: the command is ended at once, as at a cancel */
         /* What standard output and error carry, given to these (NULL: dropped). */
         int (*on_out)(const char *data, size_t n, void *userdata);
         int (*on_err)(const char *data, size_t n, void *userdata);
@@ -217,8 +220,9 @@ static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
         bool exited = false, ended = false;
         long long settle = 0;
 
-        /* A write to a command that does not read must not hold up the pump. */
-        if (p->input && e->in_fd >= 0 && fcntl(e->in_fd, F_SETFL, O_NONBLOCK) < 0)
+        /* A write to a command that does not read must not hold up the pump (a handler may give the input
+         * later). */
+        if (e->in_fd >= 0 && fcntl(e->in_fd, F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
         for (;;) {
                 struct pollfd pf[5] = {
@@ -235,11 +239,17 @@ static int pump_entered(Pump *p, Entered *e, EnterEnd *ret_end)
                         break;
                 if (ended && now >= settle)
                         break; /* what still holds a stream open is no longer the sandbox user's concern */
-                if (!ended && (now >= p->deadline || (p->cancellable && cancel_pending(p->run)))) {
-                        end = now < p->deadline ? ENTER_CANCELLED : ENTER_TIMED_OUT;
+                if (!ended &&
+                    (p->stop || now >= p->deadline || (p->cancellable && cancel_pending(p->run)))) {
+                        end = p->stop             ? ENTER_STOPPED
+                              : now < p->deadline ? ENTER_CANCELLED
+                                                  : ENTER_TIMED_OUT;
                         ended = true;
                         settle = now_ms() + SETTLE_MS;
-                        if (end == ENTER_CANCELLED)
+                        if (end == ENTER_STOPPED)
+                                say("the sandbox side's report is refused: ending every process of the "
+                                    "sandbox user");
+                        else if (end == ENTER_CANCELLED)
                                 say("cancelled by signal %d: ending every process of the sandbox user",
                                     p->run->cancel_signal);
                         else
@@ -416,28 +426,15 @@ static char *first_line(char *s)
         return s;
 }
 
-/* The clone, as the sandbox user. RUN_EXIT_OK, or the status the run ends with. */
-static int phase_clone(Run *run)
+/* run-inside OP and the clone's arguments, into args (room for CLONE_ARGS_MAX); how many. */
+#define CLONE_ARGS_MAX (14 + 2 * RUN_TRUSTED_PATHS_MAX)
+static size_t clone_args(const Run *run, const char *op, char **args)
 {
         const RunPlan *p = &run->plan;
-        char *args[14 + 2 * RUN_TRUSTED_PATHS_MAX] = {};
-        char detail[SUMMARY_TEXT_MAX];
-        CloneOut out = { .run = run, .tty = isatty(STDERR_FILENO) == 1 };
-        Pump pump = { .run = run,
-                      .deadline = run->deadline,
-                      .cancellable = true,
-                      .on_out = clone_on_out,
-                      .on_err = clone_on_err,
-                      .userdata = &out };
-        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
-        long long t0 = now_ms();
-        EnterEnd end = ENTER_EXITED;
         size_t k = 0;
-        int r;
 
-        phase_start("clone");
         args[k++] = (char *)"run-inside";
-        args[k++] = (char *)"clone";
+        args[k++] = (char *)op;
         args[k++] = (char *)"--run-dir";
         args[k++] = run->run_dir;
         args[k++] = (char *)"--url";
@@ -449,35 +446,31 @@ static int phase_clone(Run *run)
         args[k++] = (char *)"--confine";
         args[k++] = (char *)run_confine_name(run->config->run_confine);
         for (char **t = run->config->run_trusted_paths; *t; t++) {
-                assert(k + 2 < ELEMENTSOF(args));
+                assert(k + 2 < CLONE_ARGS_MAX);
                 args[k++] = (char *)"--trusted";
                 args[k++] = *t;
         }
-        r = enter_sandbox(run, run->sandbox_home, args, &e);
-        if (r < 0) {
-                phase_end(run, "clone", t0, false, strerror(-r));
-                return RUN_EXIT_NOT_RUN;
-        }
-        r = pump_entered(&pump, &e, &end);
-        entered_done(&e);
-        if (out.tty && out.last_print)
-                fputc('\n', stderr);
-        if (r < 0) {
-                phase_end(run, "clone", t0, false, strerror(-r));
-                return RUN_EXIT_NOT_RUN;
-        }
-        if (end != ENTER_EXITED) {
-                phase_end(run, "clone", t0, false, end == ENTER_CANCELLED ? "cancelled" : "out of time");
-                return end == ENTER_CANCELLED ? RUN_EXIT_FAILED : RUN_EXIT_TIMEOUT;
-        }
-        if (pump.status != 0 || !out.cloned || out.bad) {
+        return k;
+}
+
+/* The clone's report as it ended: RUN_EXIT_OK, or the status the run ends with; the phase ended either
+ * way. status is the sandbox side's exit status, or 0 where it still runs (clone-agent). */
+static int clone_outcome(Run *run, const CloneOut *out, int status, long long t0)
+{
+        const RunPlan *p = &run->plan;
+        char detail[SUMMARY_TEXT_MAX];
+
+        if (status != 0 || !out->cloned || out->bad) {
+                char err[STDERR_KEEP + 1];
+
+                memcpy(err, out->err, sizeof(err));
                 (void)snprintf(detail, sizeof(detail), "%.400s",
-                               out.n_err ? first_line(out.err)
-                               : out.bad ? "the sandbox side wrote what is not a clone's report"
-                                         : "the clone did not report its commit");
-                if (pump.status != 0 && !out.n_err)
+                               out->n_err ? first_line(err)
+                               : out->bad ? "the sandbox side wrote what is not a clone's report"
+                                          : "the clone did not report its commit");
+                if (status != 0 && !out->n_err)
                         (void)snprintf(detail, sizeof(detail), "the sandbox side ended with status %d",
-                                       pump.status);
+                                       status);
                 phase_end(run, "clone", t0, false, detail);
                 return RUN_EXIT_NOT_RUN;
         }
@@ -492,6 +485,54 @@ static int phase_clone(Run *run)
                 run->summary.base_commit, run->summary.trusted_replaced, run->summary.trusted_removed);
         phase_end(run, "clone", t0, true, detail);
         return RUN_EXIT_OK;
+}
+
+/* A clone that did not get to its report: the pump's own failure, a cancel, the deadline. */
+static int clone_interrupted(Run *run, int r, EnterEnd end, long long t0)
+{
+        if (r < 0) {
+                phase_end(run, "clone", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        phase_end(run, "clone", t0, false,
+                  end == ENTER_CANCELLED   ? "cancelled"
+                  : end == ENTER_TIMED_OUT ? "out of time"
+                                           : "the sandbox side wrote what is not a clone's report");
+        return end == ENTER_CANCELLED   ? RUN_EXIT_FAILED
+               : end == ENTER_TIMED_OUT ? RUN_EXIT_TIMEOUT
+                                        : RUN_EXIT_NOT_RUN;
+}
+
+/* The clone, as the sandbox user. RUN_EXIT_OK, or the status the run ends with. */
+static int phase_clone(Run *run)
+{
+        char *args[CLONE_ARGS_MAX] = {};
+        CloneOut out = { .run = run, .tty = isatty(STDERR_FILENO) == 1 };
+        Pump pump = { .run = run,
+                      .deadline = run->deadline,
+                      .cancellable = true,
+                      .on_out = clone_on_out,
+                      .on_err = clone_on_err,
+                      .userdata = &out };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        long long t0 = now_ms();
+        EnterEnd end = ENTER_EXITED;
+        int r;
+
+        phase_start("clone");
+        (void)clone_args(run, "clone", args);
+        r = enter_sandbox(run, run->sandbox_home, args, &e);
+        if (r < 0) {
+                phase_end(run, "clone", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        if (out.tty && out.last_print)
+                fputc('\n', stderr);
+        if (r < 0 || end != ENTER_EXITED)
+                return clone_interrupted(run, r, end, t0);
+        return clone_outcome(run, &out, pump.status, t0);
 }
 
 /* ---- the before-agent check ---- */
@@ -748,43 +789,13 @@ static int agent_input(const Run *run, const char *task, size_t task_size, char 
         return 0;
 }
 
-static int phase_agent(Run *run, const char *task, size_t task_size)
+/* The agent's arguments after run-inside OP's, from args[k]; how many in all. args has room for
+ * AGENT_ARGS_MAX more than the agent's words. */
+#define AGENT_ARGS_MAX 16
+static size_t agent_args(const Run *run, char **args, size_t k)
 {
         const RunPlan *p = &run->plan;
-        _cleanup_free_ char **args = NULL;
-        _cleanup_free_ char *input = NULL;
-        char detail[SUMMARY_TEXT_MAX];
-        AgentOut out = {};
-        Pump pump = { .run = run,
-                      .deadline = run->deadline,
-                      .cancellable = true,
-                      .on_out = agent_on_out,
-                      .on_err = agent_on_err,
-                      .userdata = &out };
-        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
-        long long t0 = now_ms();
-        size_t k = 0, n = strv_length(p->agent);
-        EnterEnd end = ENTER_EXITED;
-        int r;
 
-        phase_start("agent");
-        r = agent_input(run, task, task_size, &input, &pump.input_size);
-        if (r < 0) {
-                phase_end(run, "agent", t0, false, strerror(-r));
-                return RUN_EXIT_NOT_RUN;
-        }
-        pump.input = input;
-        args = calloc(n + 16, sizeof(char *));
-        if (!args) {
-                phase_end(run, "agent", t0, false, "out of memory");
-                return RUN_EXIT_NOT_RUN;
-        }
-        args[k++] = (char *)"run-inside";
-        args[k++] = (char *)"agent";
-        args[k++] = (char *)"--run-dir";
-        args[k++] = run->run_dir;
-        args[k++] = (char *)"--confine";
-        args[k++] = (char *)run_confine_name(run->config->run_confine);
         if (run->config->run_confine == RUN_CONFINE_BUBBLEWRAP && run->config->egress_proxy)
                 args[k++] = (char *)"--bridge";
         args[k++] = (char *)"--profile";
@@ -796,17 +807,18 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
                 args[k++] = (char *)p->setup;
         }
         args[k++] = (char *)"--";
-        for (size_t i = 0; i < n; i++)
-                args[k++] = p->agent[i];
-        r = enter_sandbox(run, run->work_dir, args, &e);
-        if (r < 0) {
-                phase_end(run, "agent", t0, false, strerror(-r));
-                return RUN_EXIT_NOT_RUN;
-        }
-        r = pump_entered(&pump, &e, &end);
-        entered_done(&e);
-        (void)output_filter_flush(&out.out, write_stdout, NULL);
-        (void)output_filter_flush(&out.err, write_stderr, NULL);
+        for (char **a = p->agent; *a; a++)
+                args[k++] = *a;
+        return k;
+}
+
+/* How the agent ended: the phase ended, and the status the run ends with. */
+static int agent_outcome(Run *run, const Pump *pump, int r, EnterEnd end, AgentOut *out, long long t0)
+{
+        char detail[SUMMARY_TEXT_MAX];
+
+        (void)output_filter_flush(&out->out, write_stdout, NULL);
+        (void)output_filter_flush(&out->err, write_stderr, NULL);
         if (r < 0) {
                 phase_end(run, "agent", t0, false, strerror(-r));
                 return RUN_EXIT_FAILED;
@@ -817,13 +829,172 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
                 return RUN_EXIT_FAILED;
         }
         if (end == ENTER_TIMED_OUT) {
-                (void)snprintf(detail, sizeof(detail), "out of time after %u s", p->timeout);
+                (void)snprintf(detail, sizeof(detail), "out of time after %u s", run->plan.timeout);
                 phase_end(run, "agent", t0, false, detail);
                 return RUN_EXIT_TIMEOUT;
         }
-        (void)snprintf(detail, sizeof(detail), "exit status %d; then %.400s", pump.status, pump.ended);
-        phase_end(run, "agent", t0, pump.status == 0, detail);
-        return pump.status == 0 ? RUN_EXIT_OK : RUN_EXIT_FAILED;
+        (void)snprintf(detail, sizeof(detail), "exit status %d; then %.400s", pump->status, pump->ended);
+        phase_end(run, "agent", t0, pump->status == 0, detail);
+        return pump->status == 0 ? RUN_EXIT_OK : RUN_EXIT_FAILED;
+}
+
+static int phase_agent(Run *run, const char *task, size_t task_size)
+{
+        _cleanup_free_ char **args = NULL;
+        _cleanup_free_ char *input = NULL;
+        AgentOut out = {};
+        Pump pump = { .run = run,
+                      .deadline = run->deadline,
+                      .cancellable = true,
+                      .on_out = agent_on_out,
+                      .on_err = agent_on_err,
+                      .userdata = &out };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        long long t0 = now_ms();
+        size_t k = 0;
+        EnterEnd end = ENTER_EXITED;
+        int r;
+
+        phase_start("agent");
+        r = agent_input(run, task, task_size, &input, &pump.input_size);
+        if (r < 0) {
+                phase_end(run, "agent", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        pump.input = input;
+        args = calloc(strv_length(run->plan.agent) + AGENT_ARGS_MAX, sizeof(char *));
+        if (!args) {
+                phase_end(run, "agent", t0, false, "out of memory");
+                return RUN_EXIT_NOT_RUN;
+        }
+        args[k++] = (char *)"run-inside";
+        args[k++] = (char *)"agent";
+        args[k++] = (char *)"--run-dir";
+        args[k++] = run->run_dir;
+        args[k++] = (char *)"--confine";
+        args[k++] = (char *)run_confine_name(run->config->run_confine);
+        (void)agent_args(run, args, k);
+        r = enter_sandbox(run, run->work_dir, args, &e);
+        if (r < 0) {
+                phase_end(run, "agent", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        return agent_outcome(run, &pump, r, end, &out, t0);
+}
+
+/* ---- clone and agent in one enter ---- */
+
+/* What the one enter writes: the clone's lines up to its report, then the agent's output. */
+typedef struct CloneAgentOut {
+        CloneOut clone;
+        AgentOut agent;
+        Pump *pump;
+        const char *input; /* the agent's, given to the pump once the clone's report is taken */
+        size_t input_size;
+        long long t0; /* of the clone, then of the agent */
+        int clone_status;
+        bool agent_started;
+} CloneAgentOut;
+
+/* The clone's report came (or what is not one): taken, the clone phase ends and the agent's input goes
+ * out; refused, the command is stopped before the agent can start (it waits for that input). */
+static void clone_agent_report(CloneAgentOut *c)
+{
+        if (c->clone.tty && c->clone.last_print)
+                fputc('\n', stderr);
+        c->clone_status = clone_outcome(c->clone.run, &c->clone, 0, c->t0);
+        if (c->clone_status != RUN_EXIT_OK) {
+                c->pump->stop = true;
+                return;
+        }
+        c->agent_started = true;
+        c->t0 = now_ms();
+        phase_start("agent");
+        c->pump->input = c->input;
+        c->pump->input_size = c->input_size;
+}
+
+static int clone_agent_on_out(const char *data, size_t n, void *userdata)
+{
+        CloneAgentOut *c = userdata;
+        size_t i = 0;
+
+        /* A line at a time while the clone speaks, so that not a byte after its report is taken for it. */
+        while (!c->agent_started && !c->pump->stop && i < n) {
+                const char *nl = memchr(data + i, '\n', n - i);
+                size_t len = nl ? (size_t)(nl - (data + i)) + 1 : n - i;
+
+                if (clone_on_out(data + i, len, &c->clone) < 0 || c->clone.bad || c->clone.cloned)
+                        clone_agent_report(c);
+                i += len;
+        }
+        if (c->agent_started && i < n)
+                (void)agent_on_out(data + i, n - i, &c->agent);
+        return 0;
+}
+
+static int clone_agent_on_err(const char *data, size_t n, void *userdata)
+{
+        CloneAgentOut *c = userdata;
+
+        if (c->agent_started)
+                return agent_on_err(data, n, &c->agent);
+        return keep_err(c->clone.err, &c->clone.n_err, data, n);
+}
+
+/* Where nothing comes between them (no before-agent check, no profile work): the clone and then setup
+ * and agent in one enter (run-inside clone-agent), which saves an enter and a kill-user. The sandbox side
+ * makes the clone in a PID namespace of its own, so that nothing the clone might start outlives it (what
+ * the kill-user between two enters ensures), and waits for the agent's input, which goes out only once
+ * the clone's report is taken here. Both phases are reported as they are when apart. */
+static int phase_clone_agent(Run *run, const char *task, size_t task_size)
+{
+        _cleanup_free_ char **args = NULL;
+        _cleanup_free_ char *input = NULL;
+        Pump pump = { .run = run,
+                      .deadline = run->deadline,
+                      .cancellable = true,
+                      .on_out = clone_agent_on_out,
+                      .on_err = clone_agent_on_err };
+        CloneAgentOut out = { .clone = { .run = run, .tty = isatty(STDERR_FILENO) == 1 }, .pump = &pump };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        EnterEnd end = ENTER_EXITED;
+        size_t k;
+        int r;
+
+        pump.userdata = &out;
+        out.t0 = now_ms();
+        phase_start("clone");
+        r = agent_input(run, task, task_size, &input, &out.input_size);
+        args = r < 0 ? NULL
+                     : calloc(CLONE_ARGS_MAX + strv_length(run->plan.agent) + AGENT_ARGS_MAX,
+                              sizeof(char *));
+        if (!args) {
+                phase_end(run, "clone", out.t0, false, "out of memory");
+                return RUN_EXIT_NOT_RUN;
+        }
+        out.input = input;
+        k = clone_args(run, "clone-agent", args);
+        (void)agent_args(run, args, k);
+        r = enter_sandbox(run, run->sandbox_home, args, &e);
+        if (r < 0) {
+                phase_end(run, "clone", out.t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        if (out.agent_started)
+                return agent_outcome(run, &pump, r, end, &out.agent, out.t0);
+        if (out.clone.tty && out.clone.last_print && !out.clone.cloned && !out.clone.bad)
+                fputc('\n', stderr);
+        if (end == ENTER_STOPPED)
+                return out.clone_status; /* the clone's phase ended with the report refused */
+        if (r < 0 || end != ENTER_EXITED)
+                return clone_interrupted(run, r, end, out.t0);
+        /* It exited without a report, or with one after its status said it failed. */
+        return clone_outcome(run, &out.clone, pump.status != 0 ? pump.status : 1, out.t0);
 }
 
 /* ---- export ---- */
@@ -1258,7 +1429,7 @@ int run_main(int argc, char **argv)
         size_t task_size = 0;
         AjError e = {};
         int r, status = RUN_EXIT_OK;
-        bool disposable = false;
+        bool disposable = false, one_enter;
         long long t0;
 
         if (geteuid() == 0 || getuid() == 0)
@@ -1331,17 +1502,18 @@ int run_main(int argc, char **argv)
                 status = RUN_EXIT_NOT_RUN;
 
         /* 2. The clone; 3. the before-agent check, the profile's files, the token and its probes; 4. setup
-         *    and agent; all within the deadline. */
+         *    and agent; all within the deadline. With no 3, the clone and 4 are one enter. */
         run.deadline = now_ms() + 1000LL * run.plan.timeout;
+        one_enter = !run.config->check_before_agent && !profile_has_work(&run);
         if (status == RUN_EXIT_OK) {
                 disposable = true;
-                status = phase_clone(&run);
+                status = one_enter ? phase_clone_agent(&run, task, task_size) : phase_clone(&run);
         }
-        if (status == RUN_EXIT_OK && run.config->check_before_agent)
+        if (status == RUN_EXIT_OK && !one_enter && run.config->check_before_agent)
                 status = phase_check(&run);
-        if (status == RUN_EXIT_OK && profile_has_work(&run))
+        if (status == RUN_EXIT_OK && !one_enter && profile_has_work(&run))
                 status = phase_profile(&run);
-        if (status == RUN_EXIT_OK)
+        if (status == RUN_EXIT_OK && !one_enter)
                 status = phase_agent(&run, task, task_size);
 
         /* 5. Shutdown, whatever came before: nothing is read until nothing of the sandbox user lives. */
