@@ -455,7 +455,7 @@ static size_t clone_args(const Run *run, const char *op, char **args)
 
 /* The clone's report as it ended: RUN_EXIT_OK, or the status the run ends with; the phase ended either
  * way. status is the sandbox side's exit status, or 0 where it still runs (clone-agent). */
-static int clone_outcome(Run *run, const CloneOut *out, int status, long long t0)
+static int clone_outcome(Run *run, const CloneOut *out, int status, bool one_enter, long long t0)
 {
         const RunPlan *p = &run->plan;
         char detail[SUMMARY_TEXT_MAX];
@@ -480,9 +480,10 @@ static int clone_outcome(Run *run, const CloneOut *out, int status, long long t0
                 return RUN_EXIT_NOT_RUN;
         }
         (void)snprintf(
-                detail, sizeof(detail), "%s (%s), base %s; trusted paths: %u from the base, %u removed",
+                detail, sizeof(detail), "%s (%s), base %s; trusted paths: %u from the base, %u removed%s",
                 run->summary.commit, run->summary.fetched_by_id ? "fetched by id" : "fetched with the base",
-                run->summary.base_commit, run->summary.trusted_replaced, run->summary.trusted_removed);
+                run->summary.base_commit, run->summary.trusted_replaced, run->summary.trusted_removed,
+                one_enter ? "; made in a PID namespace of its own, in the agent's enter" : "");
         phase_end(run, "clone", t0, true, detail);
         return RUN_EXIT_OK;
 }
@@ -532,7 +533,7 @@ static int phase_clone(Run *run)
                 fputc('\n', stderr);
         if (r < 0 || end != ENTER_EXITED)
                 return clone_interrupted(run, r, end, t0);
-        return clone_outcome(run, &out, pump.status, t0);
+        return clone_outcome(run, &out, pump.status, false, t0);
 }
 
 /* ---- the before-agent check ---- */
@@ -904,7 +905,7 @@ static void clone_agent_report(CloneAgentOut *c)
 {
         if (c->clone.tty && c->clone.last_print)
                 fputc('\n', stderr);
-        c->clone_status = clone_outcome(c->clone.run, &c->clone, 0, c->t0);
+        c->clone_status = clone_outcome(c->clone.run, &c->clone, 0, true, c->t0);
         if (c->clone_status != RUN_EXIT_OK) {
                 c->pump->stop = true;
                 return;
@@ -994,7 +995,7 @@ static int phase_clone_agent(Run *run, const char *task, size_t task_size)
         if (r < 0 || end != ENTER_EXITED)
                 return clone_interrupted(run, r, end, out.t0);
         /* It exited without a report, or with one after its status said it failed. */
-        return clone_outcome(run, &out.clone, pump.status != 0 ? pump.status : 1, out.t0);
+        return clone_outcome(run, &out.clone, pump.status != 0 ? pump.status : 1, true, out.t0);
 }
 
 /* ---- export ---- */
@@ -1504,7 +1505,10 @@ int run_main(int argc, char **argv)
         /* 2. The clone; 3. the before-agent check, the profile's files, the token and its probes; 4. setup
          *    and agent; all within the deadline. With no 3, the clone and 4 are one enter. */
         run.deadline = now_ms() + 1000LL * run.plan.timeout;
-        one_enter = !run.config->check_before_agent && !profile_has_work(&run);
+        /* The one enter's clone needs an unprivileged user namespace: only where the inner confinement
+         * (which needs one too) is on. */
+        one_enter = !run.config->check_before_agent && !profile_has_work(&run) &&
+                    run.config->run_confine == RUN_CONFINE_BUBBLEWRAP;
         if (status == RUN_EXIT_OK) {
                 disposable = true;
                 status = one_enter ? phase_clone_agent(&run, task, task_size) : phase_clone(&run);

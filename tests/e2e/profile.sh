@@ -169,6 +169,8 @@ for confine in bubblewrap none; do
         run_as_runner "$OUT" "$work/token" --profile claude --token-stdin --output out/record.txt -- --max-turns 3
         show
         expect_eq "claude ($confine): status 0" 0 "$status"
+        expect_lacks "claude ($confine): the token's profile phase comes between: the clone is an enter of its own" \
+                "in the agent's enter" "$(cat "$work/run.err")"
         R=$OUT/workspace/out/record.txt
         RUN_DIR=$(rec env | sed -n 's/^HOME=\(.*\)\/home$/\1/p')
         expect_eq "claude ($confine): the exact command line" \

@@ -210,6 +210,8 @@ run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/tas
 show
 expect_absent "the check's record was removed by the run" "$RECORD"
 expect_eq "the hostile run: exit 3 (the sparse file hit the per-file limit)" 3 "$status"
+expect_contains "nothing between clone and agent: one enter, the clone in a PID namespace of its own" \
+        "clone: ok in" "$(grep -F "made in a PID namespace of its own, in the agent's enter" "$work/run.err")"
 expect_eq "nothing of the sandbox user survived" 0 "$(sandbox_processes)"
 expect_eq "the run's directory was disposed of" 0 "$(run_dirs)"
 W=$OUT/workspace/out
