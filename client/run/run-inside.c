@@ -558,6 +558,8 @@ static int inside_agent(const InsideOptions *o)
  * for the agent's input: the runner sends it only once it has taken the clone's report. */
 static int inside_clone_agent(const InsideOptions *o)
 {
+        _cleanup_free_ char *work = NULL;
+        _cleanup_close_ int fd = -EBADF;
         int r, status;
 
         if (!o->profile || !o->rest[0] || o->token)
@@ -569,6 +571,12 @@ static int inside_clone_agent(const InsideOptions *o)
                 return fail("cannot start the clone", strerror(-r));
         if (status != 0)
                 return status;
+        /* Into the clone, as the agent's own enter would start there: never through a link. */
+        if (asprintf(&work, "%s/" RUN_WORKSPACE, o->run_dir) < 0)
+                return fail("out of memory", NULL);
+        fd = open(work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fchdir(fd) < 0)
+                return fail("cannot change into the clone", strerror(errno));
         return inside_agent(o);
 }
 
