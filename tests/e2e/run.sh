@@ -324,16 +324,22 @@ umount "$RUNNER_HOME/small"
 # SIGTERM, SIGINT and SIGHUP to run mid-agent: everything reaped, nothing exported, disposed of, status 1.
 # (A background job of this script has SIGINT ignored; run blocks the three and reads them from a
 # signalfd, and a blocked signal is queued whatever its disposition, which this shows too.)
-for sig in TERM INT HUP; do
+# run_until LINE NAME ARGS...: run as the runner in the background ($runner_pid), its output in
+# $work/NAME.out and .err, until its standard output shows LINE (at most 20 s).
+run_until() {
+        local line=$1 name=$2
+        shift 2
         runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
-                "$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
-                --out "$RUNNER_HOME/run-cancel-$sig" --output out/attempts.txt --patch -- "$AGENT" sleep \
-                </dev/null >"$work/cancel.out" 2>"$work/cancel.err" &
+                "$CLIENT" run "$@" </dev/null >"$work/$name.out" 2>"$work/$name.err" &
         runner_pid=$!
         for _ in $(seq 1 200); do
-                grep -q "agent: sleeping" "$work/cancel.out" 2>/dev/null && break
+                grep -q "$line" "$work/$name.out" 2>/dev/null && break
                 sleep 0.1
         done
+}
+for sig in TERM INT HUP; do
+        run_until "agent: sleeping" cancel --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+                --out "$RUNNER_HOME/run-cancel-$sig" --output out/attempts.txt --patch -- "$AGENT" sleep
         expect_contains "SIG$sig: the agent was running before it" "agent: sleeping" "$(cat "$work/cancel.out")"
         kill -"$sig" "$(client_of "$runner_pid")"
         wait "$runner_pid"
@@ -363,16 +369,9 @@ stop_respawner() {
                 sleep 0.05
         done
 }
-runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
-        "$CLIENT" run --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+run_until "agent: waiting" survivor --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
         --out "$RUNNER_HOME/run-survivor" --output out/kept.txt --patch -- \
-        sh -c 'mkdir -p out && echo kept >out/kept.txt && echo "agent: waiting" && sleep 5' \
-        </dev/null >"$work/survivor.out" 2>"$work/survivor.err" &
-runner_pid=$!
-for _ in $(seq 1 200); do
-        grep -q "agent: waiting" "$work/survivor.out" 2>/dev/null && break
-        sleep 0.1
-done
+        sh -c 'mkdir -p out && echo kept >out/kept.txt && echo "agent: waiting" && sleep 5'
 expect_contains "the agent was running before the respawner started" "agent: waiting" "$(cat "$work/survivor.out")"
 respawner=$("$work/ajt-hostile" respawner "$SANDBOX_UID" "$(id -g "$SANDBOX")" 20 2>&1)
 expect_eq "the respawner keeps 20 processes of the sandbox user" "respawner" "${respawner% *}"
