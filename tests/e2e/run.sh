@@ -173,7 +173,12 @@ run_as_runner() {
                 "$CLIENT" run "$@" </dev/null >"$work/run.out" 2>"$work/run.err"
         status=$?
 }
-show() { sed 's/^/# | /' "$work/run.out" "$work/run.err"; }
+# show: what the last run said, and the journal's last minute (the helper's audit, run0's and logind's
+# words), where a run ended otherwise than expected.
+show() {
+        sed 's/^/# | /' "$work/run.out" "$work/run.err"
+        journalctl -q --no-pager --since "-60s" -o short-monotonic 2>&1 | tail -n 80 | sed 's/^/# journal: /'
+}
 sandbox_processes() { pgrep -u "$SANDBOX_UID" | wc -l; }
 # client_of PID: the agentic-job that runuser PID started (its child, by parent pid): what a cancel signals.
 client_of() {
@@ -207,7 +212,7 @@ chmod 0600 "$RECORD"
 # shellcheck disable=SC2086
 run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$OUT" \
         "${OUTPUTS[@]}" --patch -- /usr/bin/env $AGENT_ENV "$AGENT"
-show
+sed 's/^/# | /' "$work/run.out" "$work/run.err"
 expect_absent "the check's record was removed by the run" "$RECORD"
 expect_eq "the hostile run: exit 3 (the sparse file hit the per-file limit)" 3 "$status"
 expect_contains "nothing between clone and agent: one enter, the clone in a PID namespace of its own" \
