@@ -562,7 +562,9 @@ static int inside_clone_agent(const InsideOptions *o)
         _cleanup_close_ int fd = -EBADF;
         int r, status;
 
-        if (!o->profile || !o->rest[0] || o->token)
+        /* The agent's words may be none (a profile's own command line): inside_agent() says so if none is
+         * left. A token needs the profile phase, a separate enter. */
+        if (!o->profile || o->token)
                 return fail("clone-agent: usage", NULL);
         if (clone_prepare(o) != 0)
                 return 1;

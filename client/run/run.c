@@ -808,7 +808,7 @@ static size_t agent_args(const Run *run, char **args, size_t k)
                 args[k++] = (char *)p->setup;
         }
         args[k++] = (char *)"--";
-        for (char **a = p->agent; *a; a++)
+        for (char **a = p->agent; a && *a; a++)
                 args[k++] = *a;
         return k;
 }

@@ -266,6 +266,21 @@ expect_contains "its directory was made 0700" 700 "$(tail -n 1 "$OUT/workspace/o
 expect_eq "no token probe ran" 0 "$(grep -c '^\(ok\|FAIL\) \[token-' "$work/run.err")"
 expect_contains "summary.json: no token" '"token": "none"' "$(cat "$OUT/summary.json" 2>&1)"
 
+echo "# a profile with its own command line and nothing else: no word of the caller's, one enter"
+cat >"$PROFILES/ajt-own.toml" <<'EOT'
+description = "test: a command line of its own, no token, no files"
+command = ["/bin/sh", "-c", "mkdir -p out && echo own >out/own.txt"]
+EOT
+chmod 0644 "$PROFILES/ajt-own.toml"
+on_exit "rm -f $PROFILES/ajt-own.toml"
+OUT=$RUNNER_HOME/own
+run_as_runner "$OUT" /dev/null --profile ajt-own --output out/own.txt
+expect_eq "its own command line: status 0" 0 "$status"
+[ "$status" = 0 ] || show
+expect_eq "... it ran" own "$(cat "$OUT/workspace/out/own.txt" 2>&1)"
+expect_contains "... the clone in the agent's enter" "clone: ok in" \
+        "$(grep -F "made in a PID namespace of its own, in the agent's enter" "$work/run.err")"
+
 # ---------------------------------------------------------------------------------------------------------
 echo "# each token probe's protection removed: exactly its probe fails, the agent never starts"
 # leak_profile NAME LOGIN [TOKEN_FILE]: a test profile whose login (sh -c LOGIN, the token on its standard
