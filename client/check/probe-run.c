@@ -114,10 +114,8 @@ int probe_podman_info(const char *format, char *out, size_t size, char *why, siz
 
         last = probe_last_line(out);
         if (r == 0) {
-                if (last >= out && last < out + size)
+                if (out[0]) /* else podman said nothing, and out stays empty */
                         memmove(out, last, strlen(last) + 1);
-                else
-                        out[0] = '\0'; /* podman said nothing */
                 return 0;
         }
         (void)snprintf(why, why_size,

@@ -6,10 +6,10 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "macro.h"
+#include "spawn.h"
 
 #define STATUS_NO_NAMESPACE 126
 
@@ -27,17 +27,6 @@ static int write_file(const char *path, const char *text)
         return (size_t)w == n ? 0 : -EIO;
 }
 
-static int wait_status(pid_t pid, int *ret_status)
-{
-        int status;
-
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
-        *ret_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        return 0;
-}
-
 static _noreturn_ void no_namespace(const char *what, int err)
 {
         fprintf(stderr, "agentic-job run-inside: cannot make the clone's namespaces: %s: %s\n", what,
@@ -50,7 +39,7 @@ static _noreturn_ void no_namespace(const char *what, int err)
 static _noreturn_ void namespace_child(int (*fn)(void *), void *userdata, uid_t uid, gid_t gid)
 {
         char map[64];
-        int status = STATUS_NO_NAMESPACE, r;
+        int status, r;
         pid_t pid;
 
         if (unshare(CLONE_NEWUSER | CLONE_NEWPID) < 0)
@@ -80,8 +69,8 @@ static _noreturn_ void namespace_child(int (*fn)(void *), void *userdata, uid_t 
         }
         /* When the first process ends, the kernel kills the rest of the namespace and reaps it before
          * this wait returns. */
-        r = wait_status(pid, &status);
-        _exit(r < 0 ? STATUS_NO_NAMESPACE : status);
+        status = wait_exit_status(pid);
+        _exit(status < 0 ? STATUS_NO_NAMESPACE : status);
 }
 
 int run_in_pid_namespace(int (*fn)(void *userdata), void *userdata, int *ret_status)
@@ -89,6 +78,7 @@ int run_in_pid_namespace(int (*fn)(void *userdata), void *userdata, int *ret_sta
         uid_t uid = geteuid();
         gid_t gid = getegid();
         pid_t pid;
+        int status;
 
         /* Nothing buffered may be written twice. */
         (void)fflush(NULL);
@@ -97,5 +87,9 @@ int run_in_pid_namespace(int (*fn)(void *userdata), void *userdata, int *ret_sta
                 return -errno;
         if (pid == 0)
                 namespace_child(fn, userdata, uid, gid);
-        return wait_status(pid, ret_status);
+        status = wait_exit_status(pid);
+        if (status < 0)
+                return status;
+        *ret_status = status;
+        return 0;
 }
