@@ -80,6 +80,8 @@ int inside_expected_names(char *const *dirs, size_t n, char *const *secrets, siz
                           char ***ret_names);
 
 /* The walk's names, on the sandbox side: made with --walk alone. */
-#define INSIDE_WALK_NAMES "world-writable-control", "world-writable", "setuid-control", "setuid-unowned"
+#define INSIDE_WALK_NAMES                                                                                   \
+        "world-writable-control", "world-writable", "sandbox-writable-control", "sandbox-writable",         \
+                "setuid-control", "setuid-unowned"
 
 int sandbox_probe_inside_main(int argc, char **argv);

@@ -285,10 +285,11 @@ static void control_private_dir(Report *rep, const char *home)
 
 static void control_metadata(Report *rep)
 {
-        char *argv[] = { (char *)CURL_PATH,   (char *)"-s",         (char *)"-o",
-                         (char *)"/dev/null", (char *)"-w",         (char *)"%{http_code}",
-                         (char *)"-m",        (char *)"5",          (char *)"--noproxy",
-                         (char *)"*",         (char *)METADATA_URL, NULL };
+        char *argv[] = {
+                (char *)CURL_PATH, (char *)"-q",           (char *)"-s", (char *)"-o", (char *)"/dev/null",
+                (char *)"-w",      (char *)"%{http_code}", (char *)"-m", (char *)"5",  (char *)"--noproxy",
+                (char *)"*",       (char *)METADATA_URL,   NULL
+        };
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         _cleanup_free_ char *out = NULL;
         long long t = probe_now_ms();
@@ -413,7 +414,7 @@ static void *runner_walk_thread(void *userdata)
         walk_probe_dir(w->dir, &w->in_dir);
         w->dir_ms = probe_now_ms() - t;
         t = probe_now_ms();
-        walk_probe_root(getuid(), &w->in_root);
+        walk_probe_root(getuid(), false, &w->in_root);
         w->root_ms = probe_now_ms() - t;
         return NULL;
 }

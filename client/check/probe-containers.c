@@ -33,6 +33,9 @@ static const char *const names[CONTAINER_NAMES] = {
 
 extern char **environ;
 
+/* The image's id in the check's own store, once container-pull has pulled it (one thread runs them all). */
+static char image_id[65];
+
 /* Every name from first on, as notes. */
 static void notes_from(size_t first, long long t, const char *why)
 {
@@ -62,8 +65,7 @@ typedef struct Fetched {
 
 /* curl in a container of the image: on the host's network (host) or on one of its own, the proxy's
  * certificate authority mounted (ca), no proxy variable passed in; curl's options in curl_args. */
-static void container_curl(const InsideArgs *a, bool host, bool ca, const char *const *curl_args,
-                           Fetched *ret)
+static void container_curl(bool host, bool ca, const char *const *curl_args, Fetched *ret)
 {
         const char *args[40] = { "run", "--rm", "--pull=never", "--http-proxy=false" };
         char out[OUT_MAX], *nl, *end;
@@ -76,8 +78,9 @@ static void container_curl(const InsideArgs *a, bool host, bool ca, const char *
                 args[k++] = "-v";
                 args[k++] = EGRESS_CA_PATH ":" CA_INSIDE ":ro";
         }
-        args[k++] = a->container_image;
+        args[k++] = image_id;
         args[k++] = "curl";
+        args[k++] = "-q";
         args[k++] = "-s";
         args[k++] = "-o";
         args[k++] = "/dev/null";
@@ -141,29 +144,22 @@ static void emit_around(const char *name, long long t, const Fetched *f, const c
                            f->why);
 }
 
-/* container-pull: the image in the sandbox user's store, or pulled (through the proxy). 0 where it is
- * there after. */
+/* container-pull: the image pulled into the check's own store (probe_podman_pull()), never taken from the
+ * sandbox user's, where an earlier step may have stored anything under the image's name: a curl that
+ * answers as refused would forge every probe below. Its id, for them, in image_id. */
 static int pull(const InsideArgs *a)
 {
         long long t = probe_now_ms();
-        char out[OUT_MAX];
+        char why[512];
         int r;
 
-        r = podman(out, sizeof(out), PROBE_PROGRAM_MS,
-                   (const char *const[]){ "image", "exists", a->container_image, NULL });
-        if (r == 0) {
-                probe_emit("container-pull", "ok", t, "%s is in the sandbox user's store: not pulled",
-                           a->container_image);
-                return 0;
-        }
-        r = podman(out, sizeof(out), PULL_MS,
-                   (const char *const[]){ "pull", "-q", a->container_image, NULL });
+        r = probe_podman_pull(a->container_image, PULL_MS, image_id, why, sizeof(why));
         if (r != 0) {
-                probe_emit("container-pull", "fail", t, "podman pull %s: status %d: %.200s",
-                           a->container_image, r, probe_last_line(out));
+                probe_emit("container-pull", "fail", t, "%s", why);
                 return -ENOENT;
         }
-        probe_emit("container-pull", "ok", t, "podman pull %s", a->container_image);
+        probe_emit("container-pull", "ok", t, "podman pull %s into the check's own store: %.12s",
+                   a->container_image, image_id);
         return 0;
 }
 
@@ -185,7 +181,7 @@ static void build_and_run(const InsideArgs *a)
         }
         (void)snprintf(file, sizeof(file), "%s/Containerfile", dir);
         f = fopen(file, "wxe");
-        r = f && fprintf(f, "FROM %s\nRUN true\n", a->container_image) > 0 ? 0 : -EIO;
+        r = f && fprintf(f, "FROM %s\nRUN true\n", image_id) > 0 ? 0 : -EIO;
         if (f && fclose(f) != 0)
                 r = -EIO;
         if (r == 0)
@@ -249,13 +245,13 @@ void probe_containers(const InsideArgs *a)
         t = probe_now_ms();
         (void)snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%u", a->proxy_port);
         if (have_proxy)
-                container_curl(a, true, true,
+                container_curl(true, true,
                                (const char *const[]){ "-m", "5", "--cacert", CA_INSIDE, "--noproxy", "",
                                                       "-x", proxy, "--", a->control_url, NULL },
                                &f);
         else
                 container_curl(
-                        a, true, false,
+                        true, false,
                         (const char *const[]){ "-m", "5", "--noproxy", "*", "--", a->control_url, NULL },
                         &f);
         if (!answered(f.code) || f.code[0] == '4' || f.code[0] == '5') {
@@ -271,7 +267,7 @@ void probe_containers(const InsideArgs *a)
 
         /* The metadata service, directly, from the host's network. */
         t = probe_now_ms();
-        container_curl(a, true, false,
+        container_curl(true, false,
                        (const char *const[]){ "--connect-timeout", "2", "-m", "4", "--noproxy", "*", "--",
                                               METADATA_URL, NULL },
                        &f);
@@ -294,8 +290,9 @@ void probe_containers(const InsideArgs *a)
                                        "--network=host",
                                        "-v",
                                        EGRESS_CA_PATH ":" CA_INSIDE ":ro",
-                                       a->container_image,
+                                       image_id,
                                        "curl",
+                                       "-q",
                                        "-s",
                                        "-o",
                                        "/dev/null",
@@ -354,7 +351,7 @@ void probe_containers(const InsideArgs *a)
                 bool host = i == 6;
 
                 t = probe_now_ms();
-                container_curl(a, host, false,
+                container_curl(host, false,
                                (const char *const[]){ "--connect-timeout", "2", "-m", "5", "--noproxy", "*",
                                                       "--connect-to", resolve, "--", plain, NULL },
                                &f);

@@ -42,9 +42,11 @@
 #include "package-owner.h"
 #include "probe-containers.h"
 #include "probe-emit.h"
+#include "probe-home.h"
 #include "probe-processes.h"
 #include "probe-proxy.h"
 #include "probe-run.h"
+#include "probe-unix.h"
 #include "probe-userns.h"
 #include "probes.h"
 #include "procnet.h"
@@ -52,25 +54,29 @@
 #include "read-file.h"
 #include "walk-probe.h"
 
+/* The check's own home (probe-home.h), made before the probes start. */
+static char check_home[PATH_MAX];
+
 extern char **environ;
 
-#define STATE_DIR     "/etc/agentic-job"
-#define POLICY_DIR    "/opt/egress-proxy/policy"
-#define SYSTEMD_RUN   "/usr/bin/systemd-run"
-#define PKCHECK       "/usr/bin/pkcheck"
-#define LOGINCTL      "/usr/bin/loginctl"
-#define CRONTAB       "/usr/bin/crontab"
-#define ATQ           "/usr/bin/atq"
-#define RUN0          "/usr/bin/run0"
-#define SUDO          "/usr/bin/sudo"
-#define SYSTEMCTL     "/usr/bin/systemctl"
-#define DPKG_QUERY    "/usr/bin/dpkg-query"
-#define RPM           "/usr/bin/rpm"
-#define METADATA_URL  "http://169.254.169.254/"
-#define CONNECT_MS    1000   /* one local connect() */
-#define ALL_MS        45000  /* every probe */
-#define WALK_ALL_MS   900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
-#define MAX_LISTENERS 1024
+#define STATE_DIR       "/etc/agentic-job"
+#define POLICY_DIR      "/opt/egress-proxy/policy"
+#define SYSTEMD_RUN     "/usr/bin/systemd-run"
+#define PKCHECK         "/usr/bin/pkcheck"
+#define LOGINCTL        "/usr/bin/loginctl"
+#define CRONTAB         "/usr/bin/crontab"
+#define ATQ             "/usr/bin/atq"
+#define RUN0            "/usr/bin/run0"
+#define SUDO            "/usr/bin/sudo"
+#define SYSTEMCTL       "/usr/bin/systemctl"
+#define DPKG_QUERY      "/usr/bin/dpkg-query"
+#define RPM             "/usr/bin/rpm"
+#define METADATA_URL    "http://169.254.169.254/"
+#define CONNECT_MS      1000   /* one local connect() */
+#define ALL_MS          45000  /* every probe */
+#define WALK_ALL_MS     900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
+#define MAX_LISTENERS   1024
+#define WALK_TREES_TEXT "/etc, /usr, /opt, /var/lib, /var/spool, /srv, /root and /boot"
 
 static InsideArgs args_storage;
 static const InsideArgs *const args = &args_storage;
@@ -200,6 +206,7 @@ static void *probe_private_dirs(void *unused)
  * no_new_privs: the sandbox user asks it for one, as anyone would, with XDG_RUNTIME_DIR set. */
 static void *probe_user_manager(void *unused)
 {
+        char st[64];
         char runtime[64], xdg[96];
         long long t = probe_now_ms();
         size_t n = 0;
@@ -239,9 +246,12 @@ static void *probe_user_manager(void *unused)
         if (r == 0)
                 probe_emit("user-manager", "fail", t,
                            "systemd-run --user started a unit: the sandbox user has a user manager");
-        else
+        else if (probe_refused(r))
                 probe_emit("user-manager", "ok", t,
                            "systemd-run --user refused (status %d): no user manager", r);
+        else
+                probe_emit("user-manager", "fail", t, "systemd-run --user: cannot tell (%s)",
+                           probe_status_text(r, st, sizeof(st)));
         return NULL;
 }
 
@@ -290,6 +300,7 @@ static void *probe_polkit(void *unused)
 /* Lingering keeps a user's manager, and what it started, after the user's last session. */
 static void *probe_linger(void *unused)
 {
+        char st[64];
         long long t = probe_now_ms();
         int r;
 
@@ -317,8 +328,11 @@ static void *probe_linger(void *unused)
                                                       (char *)"disable-linger", NULL },
                                      environ, NULL, 0);
                 probe_emit("linger", "fail", t, "loginctl enable-linger worked (undone: status %d)", undo);
-        } else
+        } else if (probe_refused(r))
                 probe_emit("linger", "ok", t, "loginctl enable-linger refused (status %d)", r);
+        else
+                probe_emit("linger", "fail", t, "loginctl enable-linger: cannot tell (%s)",
+                           probe_status_text(r, st, sizeof(st)));
         return NULL;
 }
 
@@ -326,6 +340,7 @@ static void *probe_linger(void *unused)
  * not stop it; only polkit's answer does. */
 static void *probe_run0(void *unused)
 {
+        char st[64];
         long long t = probe_now_ms();
         int r;
 
@@ -348,8 +363,11 @@ static void *probe_run0(void *unused)
                 environ, NULL, 0);
         if (r == 0)
                 probe_emit("run0", "fail", t, "run0 ran a command as root for the sandbox user");
-        else
+        else if (probe_refused(r))
                 probe_emit("run0", "ok", t, "run0 refused (status %d)", r);
+        else
+                probe_emit("run0", "fail", t, "run0: cannot tell (%s)",
+                           probe_status_text(r, st, sizeof(st)));
         return NULL;
 }
 
@@ -357,6 +375,7 @@ static void *probe_run0(void *unused)
  * a rule at all. The control makes sure there is a set-uid sudo to try, so a missing one never passes. */
 static void *probe_sudo(void *unused)
 {
+        char status_text[64];
         char out[256];
         struct stat st;
         long long t = probe_now_ms();
@@ -382,8 +401,11 @@ static void *probe_sudo(void *unused)
         out[strcspn(out, "\n")] = '\0';
         if (r == 0)
                 probe_emit("sudo", "fail", t, "sudo ran a command as root for the sandbox user");
-        else
+        else if (probe_refused(r))
                 probe_emit("sudo", "ok", t, "sudo refused (status %d): %s", r, out);
+        else
+                probe_emit("sudo", "fail", t, "sudo: cannot tell (%s): %s",
+                           probe_status_text(r, status_text, sizeof(status_text)), out);
         return NULL;
 }
 
@@ -438,6 +460,7 @@ static void *probe_state_write(void *unused)
 
 static void *probe_network(void *unused)
 {
+        char st[64];
         long long t = probe_now_ms();
         char code[8];
         int r;
@@ -459,8 +482,9 @@ static void *probe_network(void *unused)
 
         t = probe_now_ms();
         r = probe_curl_code(METADATA_URL, true, code);
-        if (strcmp(code, "000") != 0)
-                probe_emit("metadata", "fail", t, METADATA_URL " answered %s", code);
+        if (strcmp(code, "000") != 0 || !probe_refused(r))
+                probe_emit("metadata", "fail", t, METADATA_URL " answered %s (curl: %s)", code,
+                           probe_status_text(r, st, sizeof(st)));
         else
                 probe_emit("metadata", "ok", t, METADATA_URL " not reached (curl status %d)", r);
 
@@ -471,9 +495,9 @@ static void *probe_network(void *unused)
                 return NULL;
         }
         r = probe_curl_code(args->control_url, true, code);
-        if (strcmp(code, "000") != 0)
-                probe_emit("egress-direct", "fail", t, "%s answered %s without the proxy", args->control_url,
-                           code);
+        if (strcmp(code, "000") != 0 || !probe_refused(r))
+                probe_emit("egress-direct", "fail", t, "%s answered %s without the proxy (curl: %s)",
+                           args->control_url, code, probe_status_text(r, st, sizeof(st)));
         else
                 probe_emit("egress-direct", "ok", t, "%s not reached without the proxy (curl status %d)",
                            args->control_url, r);
@@ -728,181 +752,17 @@ static void *probe_local_tcp(void *unused)
         return NULL;
 }
 
-static bool abstract_reaches(const char *name)
-{
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        size_t n = strlen(name);
-
-        if (n == 0 || n >= sizeof(sa.sun_path))
-                return false;
-        memcpy(sa.sun_path + 1, name, n);
-        return reaches((struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
-}
-
-static bool abstract_allowed(const char *name)
-{
-        if (strcmp(name, args->abstract) == 0)
-                return true;
-        for (size_t i = 0; i < args->n_allow_socket; i++)
-                if (args->allow_socket[i][0] == '@' && strcmp(args->allow_socket[i] + 1, name) == 0)
-                        return true;
-        return false;
-}
-
 static void *probe_local_abstract(void *unused)
 {
-        _cleanup_fclose_ FILE *f = NULL;
-        long long t = probe_now_ms();
-        char list[CHECK_DETAIL_MAX] = "", line[512];
-        unsigned tried = 0;
-
         (void)unused;
-        if (abstract_reaches(args->abstract))
-                probe_emit("local-abstract-control", "ok", t, "reached @%s (the runner's)", args->abstract);
-        else
-                probe_emit("local-abstract-control", "fail", t, "did not reach @%s (the runner's)",
-                           args->abstract);
-        t = probe_now_ms();
-        f = fopen("/proc/net/unix", "re");
-        if (!f) {
-                probe_emit("local-abstract", "fail", t, "cannot read /proc/net/unix: %s", strerror(errno));
-                return NULL;
-        }
-        while (fgets(line, sizeof(line), f)) {
-                ProcNetUnix u;
-                size_t l;
-                int k = procnet_unix_line(line, &u);
-                const char *path = u.name;
-
-                if (k < 0) {
-                        probe_emit("local-abstract", "fail", t,
-                                   "/proc/net/unix: a line of an unknown shape");
-                        return NULL;
-                }
-                if (k == 0 || abstract_allowed(path))
-                        continue;
-                if (++tried > MAX_LISTENERS)
-                        break;
-                if (!abstract_reaches(path))
-                        continue;
-                l = strlen(list);
-                (void)snprintf(list + l, sizeof(list) - l, "%s@%s", l ? " " : "", path);
-        }
-        if (tried > MAX_LISTENERS)
-                probe_emit("local-abstract", "fail", t, "more than %d listeners", MAX_LISTENERS);
-        else if (list[0])
-                probe_emit("local-abstract", "fail", t, "reached %s", list);
-        else
-                probe_emit("local-abstract", "ok", t, "reached none of %u other listeners", tried);
+        probe_unix_abstract(args);
         return NULL;
-}
-
-/* The host's sockets that every user of a systemd machine is meant to reach, each deciding for itself
- * what a caller may do: the system bus (where polkit decides), the journal's, the service manager's
- * notification socket (it takes a message from a process of a unit alone), the user database's
- * read-only services, and systemd's own varlink services in /run/systemd (io.systemd.*: hostnamed,
- * credentials, the OOM daemon; systemd 252 named the last one io.system.ManagedOOM). Anything else
- * reachable is named, to be stopped or allowed by name. A name ending '/' or '.' is a prefix of a name
- * in that directory. */
-static const char *const host_sockets[] = {
-        "/run/dbus/system_bus_socket",
-        "/var/run/dbus/system_bus_socket",
-        "/run/systemd/journal/socket",
-        "/run/systemd/journal/stdout",
-        "/run/systemd/journal/dev-log",
-        "/run/systemd/notify",
-        "/run/systemd/userdb/",
-        "/run/systemd/io.systemd.",
-        "/run/systemd/io.system.ManagedOOM",
-};
-
-static bool path_socket_allowed(const char *path, const char *home, const char *runtime)
-{
-        size_t n;
-
-        if (strcmp(path, args->socket_control) == 0)
-                return true;
-        n = strlen(home);
-        if (n > 1 && strncmp(path, home, n) == 0 && path[n] == '/')
-                return true;
-        n = strlen(runtime);
-        if (strncmp(path, runtime, n) == 0)
-                return true;
-        for (size_t i = 0; i < ELEMENTSOF(host_sockets); i++) {
-                n = strlen(host_sockets[i]);
-                bool prefix = host_sockets[i][n - 1] == '/' || host_sockets[i][n - 1] == '.';
-
-                if (prefix ? strncmp(path, host_sockets[i], n) == 0 && !strchr(path + n, '/')
-                           : strcmp(path, host_sockets[i]) == 0)
-                        return true;
-        }
-        for (size_t i = 0; i < args->n_allow_socket; i++)
-                if (strcmp(args->allow_socket[i], path) == 0)
-                        return true;
-        return false;
-}
-
-static bool path_reaches(const char *path, int type)
-{
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        size_t n = strlen(path);
-
-        if (n == 0 || n >= sizeof(sa.sun_path))
-                return false;
-        memcpy(sa.sun_path, path, n + 1);
-        return reaches_type((struct sockaddr *)&sa, (socklen_t)sizeof(sa), type);
 }
 
 static void *probe_local_sockets(void *unused)
 {
-        _cleanup_fclose_ FILE *f = NULL;
-        long long t = probe_now_ms();
-        char list[CHECK_DETAIL_MAX] = "", line[512], home[PATH_MAX] = "/", runtime[64];
-        struct passwd pwd, *pw = NULL;
-        char pwbuf[4096];
-        unsigned tried = 0;
-
         (void)unused;
-        /* getpwuid_r: the other probes' threads look the user up too. */
-        if (getpwuid_r(getuid(), &pwd, pwbuf, sizeof(pwbuf), &pw) == 0 && pw)
-                (void)snprintf(home, sizeof(home), "%s", pw->pw_dir);
-        (void)snprintf(runtime, sizeof(runtime), "/run/user/%u/", (unsigned)getuid());
-        if (path_reaches(args->socket_control, SOCK_STREAM))
-                probe_emit("local-sockets-control", "ok", t, "reached %s (the runner's)",
-                           args->socket_control);
-        else
-                probe_emit("local-sockets-control", "fail", t, "did not reach %s (the runner's)",
-                           args->socket_control);
-        t = probe_now_ms();
-        f = fopen("/proc/net/unix", "re");
-        if (!f) {
-                probe_emit("local-sockets", "fail", t, "cannot read /proc/net/unix: %s", strerror(errno));
-                return NULL;
-        }
-        while (fgets(line, sizeof(line), f)) {
-                ProcNetUnixPath u;
-                size_t l;
-                int k = procnet_unix_path_line(line, &u);
-
-                if (k < 0) {
-                        probe_emit("local-sockets", "fail", t, "/proc/net/unix: a line of an unknown shape");
-                        return NULL;
-                }
-                if (k == 0 || path_socket_allowed(u.path, home, runtime))
-                        continue;
-                if (++tried > MAX_LISTENERS)
-                        break;
-                if (!path_reaches(u.path, u.type))
-                        continue;
-                l = strlen(list);
-                (void)snprintf(list + l, sizeof(list) - l, "%s%s", l ? " " : "", u.path);
-        }
-        if (tried > MAX_LISTENERS)
-                probe_emit("local-sockets", "fail", t, "more than %d sockets", MAX_LISTENERS);
-        else if (list[0])
-                probe_emit("local-sockets", "fail", t, "reached %s", list);
-        else
-                probe_emit("local-sockets", "ok", t, "reached none of %u others", tried);
+        probe_unix_paths(args);
         return NULL;
 }
 
@@ -1008,7 +868,7 @@ static void *probe_schedulers(void *unused)
                         (char *const[]){ (char *)tries[i].program, (char *)tries[i].arg, NULL }, environ,
                         out, sizeof(out), true);
                 out[strcspn(out, "\n")] = '\0';
-                if (strstr(out, tries[i].refusal))
+                if (probe_refused(r) && strstr(out, tries[i].refusal))
                         probe_emit(tries[i].name, "ok", t, "%s refused the sandbox user: %s",
                                    tries[i].program, out);
                 else
@@ -1085,6 +945,45 @@ static void *probe_services(void *unused)
 
 /* --walk: setup's walk again, as the sandbox user, changing nothing: what all may write (setup took o+w
  * away) and the set-id programs of root's that no package vouches for (setup took their bit away). */
+/* sandbox-writable: what the sandbox user may write in the trees root runs, other than by o+w (its uid,
+ * its groups, ACL entries naming either). The control: the same walk of a directory of the check's own
+ * home holding a file the sandbox user owns, mode 0600, no o+w. */
+static void probe_sandbox_writable(const WalkFound *root, long long t)
+{
+        char dir[PATH_MAX + 16], file[PATH_MAX + 32];
+        WalkFound found;
+        int fd;
+
+        (void)snprintf(dir, sizeof(dir), "%s/walk", check_home);
+        (void)snprintf(file, sizeof(file), "%s/owned", dir);
+        fd = mkdir(dir, 0700) < 0 ? -1 : open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                probe_emit("sandbox-writable-control", "fail", t, "cannot make %s: %s", file,
+                           strerror(errno));
+                probe_emit("sandbox-writable", "note", t, "not probed: its control failed");
+                return;
+        }
+        (void)close(fd);
+        walk_probe_dir(dir, &found);
+        if (found.error == 0 && walk_found_writable(&found, file))
+                probe_emit("sandbox-writable-control", "ok", t,
+                           "the walk finds %s, the sandbox user's, 0600", file);
+        else
+                probe_emit("sandbox-writable-control", "fail", t, "the walk of %s found %s (%s)", dir,
+                           found.writable_names[0] ? found.writable_names : "nothing",
+                           found.error ? strerror(-found.error) : "not the file of its own");
+        walk_found_done(&found);
+        if (root->error)
+                probe_emit("sandbox-writable", "fail", t, "the walk of / stopped: %s",
+                           strerror(-root->error));
+        else if (root->writable)
+                probe_emit("sandbox-writable", "fail", t, "%llu it may write in the trees root runs: %s",
+                           (unsigned long long)root->writable, root->writable_names);
+        else
+                probe_emit("sandbox-writable", "ok", t,
+                           "nothing it may write in " WALK_TREES_TEXT " (its uid, its groups, ACL entries)");
+}
+
 static void *probe_walk(void *unused)
 {
         WalkFound dir, root;
@@ -1111,7 +1010,7 @@ static void *probe_walk(void *unused)
         walk_found_done(&dir);
 
         t = probe_now_ms();
-        walk_probe_root(getuid(), &root);
+        walk_probe_root(getuid(), true, &root);
         if (root.error)
                 probe_emit("world-writable", "fail", t, "the walk of / stopped: %s", strerror(-root.error));
         else if (root.world_writable)
@@ -1121,6 +1020,7 @@ static void *probe_walk(void *unused)
                 probe_emit("world-writable", "ok", t,
                            "nothing that all may write in %llu directories (%llu it may not read)",
                            (unsigned long long)root.directories, (unsigned long long)root.denied);
+        probe_sandbox_writable(&root, t);
 
         t = probe_now_ms();
         owned = calloc(root.n_setuid + 1, sizeof(bool));
@@ -1304,6 +1204,12 @@ int sandbox_probe_inside_main(int argc, char **argv)
                 fprintf(stderr, "agentic-job sandbox probe-inside: %s\n", e.message);
                 return 2;
         }
+        r = probe_home_enter(getenv("TMPDIR"), check_home, sizeof(check_home));
+        if (r < 0) {
+                fprintf(stderr, "agentic-job sandbox probe-inside: cannot make the check's own home: %s\n",
+                        strerror(-r));
+                return 2;
+        }
         clock_gettime(CLOCK_REALTIME, &deadline);
         deadline.tv_sec += (args->walk_dir ? WALK_ALL_MS : ALL_MS) / 1000;
         for (size_t i = 0; i < ELEMENTSOF(probes); i++) {
@@ -1328,5 +1234,9 @@ int sandbox_probe_inside_main(int argc, char **argv)
         pthread_mutex_unlock(&done_lock);
         /* A probe still running has no result: the runner side counts it failed. */
         probe_emit_end();
+        /* Only when every probe is done: a late one may still use the home (kill-user, before the next
+         * enter, ends what is left; the directory then stays, the sandbox user's own, holding nothing). */
+        if (r == 0)
+                (void)probe_home_remove(check_home);
         _exit(r);
 }

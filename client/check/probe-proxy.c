@@ -23,6 +23,7 @@
 #include "probe-emit.h"
 #include "probe-run.h"
 #include "sandbox-env.h"
+#include "trusted-path.h"
 
 #define GIT         "/usr/bin/git"
 #define TOOL_MS     30000 /* cargo fetch, npm install: a registry's round trips */
@@ -54,11 +55,10 @@ static void mark_of(const char *headers, char *buf, size_t size)
  * options before the URL (NULL-terminated, at most 6). */
 static void ask(const char *method, const char *url, const char *const *extra, Answer *ret)
 {
-        const char *argv[24] = {
-                PROBE_CURL, "-s", "-o", "/dev/null", "-D", "-", "-m", "5", "--noproxy", ""
-        };
+        const char *argv[24] = { PROBE_CURL, "-q", "-s", "-o",        "/dev/null", "-D",
+                                 "-",        "-m", "5",  "--noproxy", "" };
         char out[HEADERS_MAX] = "";
-        size_t k = 10;
+        size_t k = 11;
 
         if (strcmp(method, "GET") != 0) {
                 argv[k++] = "-X";
@@ -318,24 +318,17 @@ static int write_text(const char *path, const char *text)
         return r;
 }
 
-/* A program on the sandbox's PATH, or in its home's ~/.cargo/bin. */
+/* A program on the sandbox's PATH whose every directory is root's alone: never one of the sandbox
+ * user's (a ~/.cargo/bin/cargo an earlier step planted would answer whatever it likes). */
 static bool find_tool(const char *name, char *buf, size_t size)
 {
-        const char *home = getenv("HOME");
-        char path[] = SANDBOX_PATH;
-        char *save = NULL;
+        _cleanup_free_ char *path = NULL;
+        AjError e = {};
 
-        for (char *d = strtok_r(path, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-                (void)snprintf(buf, size, "%s/%s", d, name);
-                if (access(buf, X_OK) == 0)
-                        return true;
-        }
-        if (home && home[0] == '/') {
-                (void)snprintf(buf, size, "%s/.cargo/bin/%s", home, name);
-                if (access(buf, X_OK) == 0)
-                        return true;
-        }
-        return false;
+        if (trusted_program_find(SANDBOX_PATH, name, &path, &e) < 0 ||
+            (size_t)snprintf(buf, size, "%s", path) >= size)
+                return false;
+        return true;
 }
 
 /* Our environment and the given additions, which win over what it has. */
@@ -370,9 +363,13 @@ static void tool_result(const char *name, long long t, int status, char *out, co
 
 static void tool_git(const InsideArgs *a, const char *name, long long t)
 {
+        /* No configuration file but root's (probe_home_enter() set the rest): no global or system
+         * file, no repository ("/" is the working directory), http and https only. */
         static const char *const add[] = { "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
-                                           "GIT_CONFIG_GLOBAL=/dev/null", NULL };
+                                           "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ALLOW_PROTOCOL=http:https",
+                                           NULL };
         char *env[512], out[4096] = "", did[256];
+        AjError e = {};
         char *argv[] = { (char *)GIT,         (char *)"-c", (char *)"protocol.version=2",
                          (char *)"ls-remote", (char *)"--", (char *)a->fetch_repo,
                          (char *)"HEAD",      NULL };
@@ -380,6 +377,10 @@ static void tool_git(const InsideArgs *a, const char *name, long long t)
 
         if (access(GIT, X_OK) < 0) {
                 probe_emit(name, "note", t, "not probed: no " GIT " (the policy admits its requests)");
+                return;
+        }
+        if (trusted_path_check(GIT, &e) < 0) {
+                probe_emit(name, "fail", t, "%s: %.200s: not run", GIT, e.message);
                 return;
         }
         r = probe_run_capture(argv, env_with(add, env, ELEMENTSOF(env)), out, sizeof(out), true);

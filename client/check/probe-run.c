@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "probe-emit.h"
+#include "trusted-path.h"
 
 /* fork() and execve() rather than posix_spawn(): <spawn.h> is shadowed by the project's spawn.h. Only
  * async-signal-safe calls in the child, as a threaded parent requires. */
@@ -79,11 +80,29 @@ int probe_run_timed(char *const *argv, char *const *env, char *out, size_t size,
                 if (probe_now_ms() > deadline) {
                         (void)kill(pid, SIGKILL);
                         (void)waitpid(pid, &status, 0);
-                        return 128 + SIGKILL;
+                        return PROBE_SIGNALLED + SIGKILL;
                 }
                 (void)nanosleep(&(struct timespec){ 0, 2 * 1000 * 1000 }, NULL);
         }
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : PROBE_SIGNALLED + WTERMSIG(status);
+}
+
+bool probe_refused(int status)
+{
+        return status > 0 && status < 126;
+}
+
+const char *probe_status_text(int status, char *buf, size_t size)
+{
+        if (status < 0)
+                (void)snprintf(buf, size, "not started: %s", strerror(-status));
+        else if (status >= PROBE_SIGNALLED)
+                (void)snprintf(buf, size, "killed by signal %d", status - PROBE_SIGNALLED);
+        else if (status == 127)
+                (void)snprintf(buf, size, "status 127: not run");
+        else
+                (void)snprintf(buf, size, "status %d", status);
+        return buf;
 }
 
 int probe_run_capture(char *const *argv, char *const *env, char *out, size_t size, bool merge)
@@ -124,18 +143,72 @@ int probe_podman_info(const char *format, char *out, size_t size, char *why, siz
         return r;
 }
 
+int probe_podman_pull(const char *image, long long ms, char ret_id[65], char *why, size_t why_size)
+{
+        static const char *const refused_transports[] = {
+                "containers-storage:", "dir:", "oci:", "docker-daemon:", "ostree:", "sif:", "tarball:"
+        };
+        static const char *const archives[] = { "docker-archive:", "oci-archive:" };
+        char out[2048];
+        const char *last;
+        int r;
+
+        ret_id[0] = '\0';
+        for (size_t i = 0; i < sizeof(refused_transports) / sizeof(refused_transports[0]); i++)
+                if (strncmp(image, refused_transports[i], strlen(refused_transports[i])) == 0) {
+                        (void)snprintf(why, why_size, "%.200s: only a registry or an archive root's alone",
+                                       image);
+                        return -EPERM;
+                }
+        for (size_t i = 0; i < sizeof(archives) / sizeof(archives[0]); i++) {
+                const char *path = image + strlen(archives[i]);
+                char file[1024];
+                AjError e = {};
+
+                if (strncmp(image, archives[i], strlen(archives[i])) != 0)
+                        continue;
+                /* The archive's path ends at a ":REFERENCE" of podman's syntax. */
+                (void)snprintf(file, sizeof(file), "%.*s", (int)strcspn(path, ":"), path);
+                r = trusted_path_check(file, &e);
+                if (r < 0) {
+                        (void)snprintf(why, why_size, "%.200s: not an archive root's alone: %.200s", image,
+                                       e.message);
+                        return r;
+                }
+        }
+        r = probe_run_timed(
+                (char *const[]){ (char *)PROBE_PODMAN, (char *)"pull", (char *)"-q", (char *)image, NULL },
+                environ, out, sizeof(out), true, ms);
+        last = probe_last_line(out);
+        if (r == 0 && strlen(last) == 64 && strspn(last, "0123456789abcdef") == 64) {
+                memcpy(ret_id, last, 65);
+                return 0;
+        }
+        (void)snprintf(why, why_size, "podman pull %.200s: status %d: %.200s", image, r, last);
+        return r == 0 ? -EBADMSG : r;
+}
+
 int probe_curl_code(const char *url, bool direct, char code[8])
 {
         char out[16];
-        char *argv[] = { (char *)PROBE_CURL,  (char *)"-s", (char *)"-o",
-                         (char *)"/dev/null", (char *)"-w", (char *)"%{http_code}",
-                         (char *)"-m",        (char *)"5",  (char *)"--noproxy",
-                         (char *)"*",         (char *)url,  NULL };
+        char *argv[] = { (char *)PROBE_CURL,
+                         (char *)"-q",
+                         (char *)"-s",
+                         (char *)"-o",
+                         (char *)"/dev/null",
+                         (char *)"-w",
+                         (char *)"%{http_code}",
+                         (char *)"-m",
+                         (char *)"5",
+                         (char *)"--noproxy",
+                         (char *)"*",
+                         (char *)url,
+                         NULL };
         int r;
 
         if (!direct) {
-                argv[8] = (char *)url;
-                argv[9] = NULL;
+                argv[9] = (char *)url;
+                argv[10] = NULL;
         }
         r = probe_run(argv, environ, out, sizeof(out));
         (void)snprintf(code, 8, "%.3s", r >= 0 && strlen(out) == 3 ? out : "000");

@@ -84,6 +84,16 @@ const ProbeDef probe_table[] = {
           "--walk: setup's walk of the root filesystem, report-only, as the sandbox user: a file or a "
           "directory (without the sticky bit) that all may write, outside /tmp and /var/tmp, not its own",
           "world-writable-control", "setup's walk, which takes o+w away" },
+        { "sandbox-writable-control", "files", PROBE_SANDBOX,
+          "--walk: the same walk finds a file the sandbox user owns (mode 0600) in a directory of the "
+          "check's "
+          "own",
+          NULL, NULL },
+        { "sandbox-writable", "files", PROBE_SANDBOX,
+          "--walk: in the same walk, a file or directory of /etc, /usr, /opt, /var/lib, /var/spool, /srv, "
+          "/root or /boot that the sandbox user may write other than by o+w: its uid's, its groups', an ACL "
+          "entry naming it (asked with faccessat(2), as the kernel decides a write)",
+          "sandbox-writable-control", "setup gives the sandbox user nothing there" },
         { "runner-world-write-control", "files", PROBE_RUNNER,
           "--walk: the same walk of the planted directory, as the runner", NULL, NULL },
         { "runner-world-write", "files", PROBE_RUNNER,

@@ -118,10 +118,11 @@ static void through_pasta(const InsideArgs *a, bool *ret_control, bool *ret_reac
         (void)snprintf(proxy, sizeof(proxy), "http://%s:%u", gw, a->proxy_port);
         /* pasta's own complaints on standard error, curl's code last. */
         r = probe_run_capture((char *const[]){ (char *)PASTA, (char *)"--config-net", (char *)"--quiet",
-                                               (char *)"--", (char *)PROBE_CURL, (char *)"-s", (char *)"-o",
-                                               (char *)"/dev/null", (char *)"-w", (char *)"\\n%{http_code}",
-                                               (char *)"-m", (char *)"5", (char *)"--noproxy", (char *)"",
-                                               (char *)"-x", proxy, (char *)a->control_url, NULL },
+                                               (char *)"--", (char *)PROBE_CURL, (char *)"-q", (char *)"-s",
+                                               (char *)"-o", (char *)"/dev/null", (char *)"-w",
+                                               (char *)"\\n%{http_code}", (char *)"-m", (char *)"5",
+                                               (char *)"--noproxy", (char *)"", (char *)"-x", proxy,
+                                               (char *)a->control_url, NULL },
                               environ, out, sizeof(out), true);
         code = strrchr(out, '\n') ? strrchr(out, '\n') + 1 : out;
         if (r != 0 || code[0] < '1' || code[0] > '3') {
@@ -138,28 +139,31 @@ static void through_pasta(const InsideArgs *a, bool *ret_control, bool *ret_reac
         out[0] = '\0';
         /* The connection within EGRESS_TRY_MS, as egress-tcp's: pasta of Debian 12 does not pass a refused
          * connection on to the namespace, whose connect() then waits. */
-        (void)probe_run((char *const[]){ (char *)PASTA,
-                                         (char *)"--config-net",
-                                         (char *)"--quiet",
-                                         (char *)"--",
-                                         (char *)PROBE_CURL,
-                                         (char *)"-s",
-                                         (char *)"-o",
-                                         (char *)"/dev/null",
-                                         (char *)"-w",
-                                         (char *)"%{http_code}",
-                                         (char *)"--connect-timeout",
-                                         (char *)"2",
-                                         (char *)"-m",
-                                         (char *)"5",
-                                         (char *)"--noproxy",
-                                         (char *)"*",
-                                         (char *)"--connect-to",
-                                         connect_to,
-                                         (char *)a->control_url,
-                                         NULL },
-                        environ, out, sizeof(out));
-        *ret_reached = strcmp(out, "000") != 0 && out[0] != '\0';
+        r = probe_run((char *const[]){ (char *)PASTA,
+                                       (char *)"--config-net",
+                                       (char *)"--quiet",
+                                       (char *)"--",
+                                       (char *)PROBE_CURL,
+                                       (char *)"-q",
+                                       (char *)"-s",
+                                       (char *)"-o",
+                                       (char *)"/dev/null",
+                                       (char *)"-w",
+                                       (char *)"%{http_code}",
+                                       (char *)"--connect-timeout",
+                                       (char *)"2",
+                                       (char *)"-m",
+                                       (char *)"5",
+                                       (char *)"--noproxy",
+                                       (char *)"*",
+                                       (char *)"--connect-to",
+                                       connect_to,
+                                       (char *)a->control_url,
+                                       NULL },
+                      environ, out, sizeof(out));
+        /* Not reached only where curl said so itself: a curl that a signal ended, or that never ran,
+         * tells nothing (pasta passes curl's status on, or 0). */
+        *ret_reached = r < 0 || r == 127 || r >= PROBE_SIGNALLED || strcmp(out, "000") != 0;
         (void)snprintf(why, size, "from pasta's namespace, %s (%s) port %u: %s", a->control_host,
                        a->egress_addr, a->egress_port, *ret_reached ? "answered" : "not reached");
 }

@@ -8,11 +8,7 @@
 #include "macro.h"
 #include "parse.h"
 
-#define SO_ACCEPTCON   0x10000
-#define TCP_LISTEN     0x0A
-#define UNIX_STREAM    1
-#define UNIX_SEQPACKET 5
-#define UNIX_DGRAM     2
+#define TCP_LISTEN 0x0A
 
 typedef struct Field {
         const char *s;
@@ -94,66 +90,5 @@ int procnet_tcp_line(const char *line, bool ipv6, ProcNetTcp *ret)
                 return 0;
         t.port = (unsigned)port;
         *ret = t;
-        return 1;
-}
-
-/* The fields of one line of /proc/net/unix: 0 for the header, the number of fields (7, or 8 with a
- * name), -EINVAL for a line of another shape. */
-static int unix_fields(const char *line, Field f[8], uint64_t *flags, uint64_t *type)
-{
-        uint64_t v;
-        size_t n;
-
-        /* "Num       RefCount Protocol Flags    Type St Inode Path" */
-        n = split(line, f, 8);
-        if (n >= 1 && f[0].n == 3 && memcmp(f[0].s, "Num", 3) == 0)
-                return 0;
-        if (n < 7 || f[0].n < 2 || f[0].s[f[0].n - 1] != ':' ||
-            hex(f[0].s, f[0].n - 1, UINT64_MAX, &v) < 0 || hex(f[1].s, f[1].n, UINT64_MAX, &v) < 0 ||
-            hex(f[2].s, f[2].n, UINT64_MAX, &v) < 0 || hex(f[3].s, f[3].n, UINT64_MAX, flags) < 0 ||
-            hex(f[4].s, f[4].n, 0xFFFF, type) < 0 || hex(f[5].s, f[5].n, 0xFF, &v) < 0 ||
-            parse_decimal(f[6].s, f[6].n, UINT64_MAX, &v) < 0)
-                return -EINVAL;
-        return (int)n;
-}
-
-int procnet_unix_line(const char *line, ProcNetUnix *ret)
-{
-        Field f[8];
-        uint64_t flags = 0, type = 0;
-        int n = unix_fields(line, f, &flags, &type);
-
-        if (n <= 0)
-                return n;
-        if (n < 8 || f[7].s[0] != '@' || f[7].n < 2 || !(flags & SO_ACCEPTCON) ||
-            (type != UNIX_STREAM && type != UNIX_SEQPACKET))
-                return 0;
-        if (f[7].n - 1 >= sizeof(ret->name))
-                return -EINVAL;
-        memcpy(ret->name, f[7].s + 1, f[7].n - 1);
-        ret->name[f[7].n - 1] = '\0';
-        return 1;
-}
-
-int procnet_unix_path_line(const char *line, ProcNetUnixPath *ret)
-{
-        Field f[8];
-        uint64_t flags = 0, type = 0;
-        int n = unix_fields(line, f, &flags, &type);
-
-        if (n <= 0)
-                return n;
-        if (n < 8 || f[7].s[0] == '@')
-                return 0;
-        if (type == UNIX_DGRAM)
-                ret->type = SOCK_DGRAM;
-        else if ((type == UNIX_STREAM || type == UNIX_SEQPACKET) && (flags & SO_ACCEPTCON))
-                ret->type = type == UNIX_STREAM ? SOCK_STREAM : SOCK_SEQPACKET;
-        else
-                return 0;
-        if (f[7].n >= sizeof(ret->path) || memchr(f[7].s, '\0', f[7].n))
-                return -EINVAL;
-        memcpy(ret->path, f[7].s, f[7].n);
-        ret->path[f[7].n] = '\0';
         return 1;
 }

@@ -13,9 +13,37 @@
 
 typedef struct Collect {
         WalkFound *found;
-        uid_t skip_uid; /* (uid_t)-1: skip none */
-        bool setuid;    /* collect set-id programs */
+        bool writable;     /* ask harden_walk() for HARDEN_WALK_WRITABLE */
+        uid_t skip_uid;    /* (uid_t)-1: skip none */
+        bool setuid;       /* collect set-id programs */
+        bool all_writable; /* writable names everywhere, not only in WALK_PROBE_ROOT_TREES */
 } Collect;
+
+/* Appends path to the space-separated names of size bytes, "..." once there is no more room. */
+static void names_add(char *names, size_t size, const char *path)
+{
+        size_t l = strlen(names), room = size - l;
+
+        if (l >= 3 && strcmp(names + l - 3, "...") == 0)
+                return;
+        if (strlen(path) + 5 < room)
+                (void)snprintf(names + l, room, "%s%s", l ? " " : "", path);
+        else
+                (void)snprintf(names + l, room, "%s...", l ? " " : "");
+}
+
+static bool in_root_trees(const char *path)
+{
+        static const char *const trees[] = { WALK_PROBE_ROOT_TREES };
+
+        for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
+                size_t n = strlen(trees[i]);
+
+                if (strncmp(path, trees[i], n) == 0 && (path[n] == '\0' || path[n] == '/'))
+                        return true;
+        }
+        return false;
+}
 
 static int on_walk(HardenWalkEvent event, const char *path, const struct stat *st, int error, void *userdata)
 {
@@ -24,20 +52,18 @@ static int on_walk(HardenWalkEvent event, const char *path, const struct stat *s
 
         (void)error;
         switch (event) {
-        case HARDEN_WALK_WORLD_WRITABLE: {
-                size_t l = strlen(f->world_writable_names), room = sizeof(f->world_writable_names) - l;
-
+        case HARDEN_WALK_WORLD_WRITABLE:
                 if (st && st->st_uid == c->skip_uid)
                         return 0;
                 f->world_writable++;
-                if (l >= 3 && strcmp(f->world_writable_names + l - 3, "...") == 0)
-                        return 0;
-                if (strlen(path) + 5 < room)
-                        (void)snprintf(f->world_writable_names + l, room, "%s%s", l ? " " : "", path);
-                else
-                        (void)snprintf(f->world_writable_names + l, room, "%s...", l ? " " : "");
+                names_add(f->world_writable_names, sizeof(f->world_writable_names), path);
                 return 0;
-        }
+        case HARDEN_WALK_WRITABLE:
+                if (!c->all_writable && !in_root_trees(path))
+                        return 0;
+                f->writable++;
+                names_add(f->writable_names, sizeof(f->writable_names), path);
+                return 0;
         case HARDEN_WALK_SETUID_ROOT:
         case HARDEN_WALK_SETGID_ROOT:
                 if (!c->setuid)
@@ -65,6 +91,7 @@ static int walk(const char *root, const char *const *excluded, const MountInfo *
                 .dry_run = true,
                 .write_excluded = excluded,
                 .mounts = mounts,
+                .report_writable = c->writable,
                 .callback = on_walk,
                 .userdata = c,
         };
@@ -76,11 +103,11 @@ static int walk(const char *root, const char *const *excluded, const MountInfo *
         return r;
 }
 
-void walk_probe_root(uid_t uid, WalkFound *ret)
+void walk_probe_root(uid_t uid, bool writable, WalkFound *ret)
 {
         static const char *const temporary[] = { "/tmp", "/var/tmp", NULL };
         MountInfo mounts = {};
-        Collect c = { .found = ret, .skip_uid = uid, .setuid = true };
+        Collect c = { .found = ret, .skip_uid = uid, .setuid = true, .writable = writable };
         struct stat root_st;
         int r;
 
@@ -103,7 +130,9 @@ void walk_probe_root(uid_t uid, WalkFound *ret)
 
 void walk_probe_dir(const char *dir, WalkFound *ret)
 {
-        Collect c = { .found = ret, .skip_uid = (uid_t)-1, .setuid = false };
+        Collect c = {
+                .found = ret, .skip_uid = (uid_t)-1, .setuid = false, .writable = true, .all_writable = true
+        };
 
         *ret = (WalkFound){};
         ret->error = walk(dir, NULL, NULL, &c);
@@ -111,11 +140,11 @@ void walk_probe_dir(const char *dir, WalkFound *ret)
                 ret->error = 0;
 }
 
-bool walk_found_names(const WalkFound *f, const char *path)
+static bool names_have(const char *names, const char *path)
 {
         size_t n = strlen(path);
 
-        for (const char *p = f->world_writable_names; *p;) {
+        for (const char *p = names; *p;) {
                 size_t w = strcspn(p, " ");
 
                 if (w == n && memcmp(p, path, n) == 0)
@@ -124,6 +153,16 @@ bool walk_found_names(const WalkFound *f, const char *path)
                 p += *p == ' ';
         }
         return false;
+}
+
+bool walk_found_names(const WalkFound *f, const char *path)
+{
+        return names_have(f->world_writable_names, path);
+}
+
+bool walk_found_writable(const WalkFound *f, const char *path)
+{
+        return names_have(f->writable_names, path);
 }
 
 void walk_found_done(WalkFound *f)

@@ -26,6 +26,7 @@
 #include "parse.h"
 #include "patch.h"
 #include "pid-namespace.h"
+#include "probe-home.h"
 #include "profile.h"
 #include "remove-tree.h"
 #include "run-inside.h"
@@ -640,6 +641,7 @@ static int inside_profile(const InsideOptions *o)
         _cleanup_(run_places_done) RunPlaces pl = {};
         _cleanup_(strv_clear) Strv holders = {};
         _cleanup_free_ char *token = NULL;
+        char probe_home[PATH_MAX];
         size_t token_size = 0;
         ProfileVars v;
         int r;
@@ -706,6 +708,11 @@ static int inside_profile(const InsideOptions *o)
                 if (strv_push(&holders, path) < 0)
                         return fail("out of memory", NULL);
         }
+        /* The probes' programs (podman, with the token file there to read) read no configuration of the
+         * sandbox user's: a home of their own, removed after them. */
+        r = probe_home_enter(getenv("TMPDIR"), probe_home, sizeof(probe_home));
+        if (r < 0)
+                return fail("cannot make the token probes' own home", strerror(-r));
         r = token_probes_run(&(TokenProbeInput){
                 .token = token,
                 .token_size = token_size,
@@ -716,6 +723,7 @@ static int inside_profile(const InsideOptions *o)
                 .container_image = o->container_image,
         });
         explicit_bzero(token, token_size);
+        (void)probe_home_remove(probe_home);
         return r == 0 ? 0 : 1;
 }
 

@@ -36,6 +36,7 @@ const char *const token_probe_names[] = {
 #define SCAN_DEPTH  64
 #define MOUNTED     "/agentic-job-token" /* the token's directory, in the container */
 #define SUBUID      "1000:1000"          /* a uid of the container's but its root: a subordinate one */
+#define PULL_MS     30000                /* the image through the proxy, or from an archive */
 
 /* One result line, as the check's sandbox side writes them; ok returned. */
 static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
@@ -205,8 +206,8 @@ static void container_notes(size_t first, long long t, const char *why)
 
 /* podman run --rm --pull=never --network=none [--user U] [-v DIR:MOUNTED:ro] IMAGE cat FILE: its status,
  * and whether its standard output (standard error discarded) holds the token. */
-static int container_cat(const TokenProbeInput *in, const char *user, const char *dir, const char *file,
-                         bool *ret_token)
+static int container_cat(const TokenProbeInput *in, const char *image, const char *user, const char *dir,
+                         const char *file, bool *ret_token)
 {
         _cleanup_free_ char *volume = NULL, *out = malloc(TOKEN_MAX + 4096);
         const char *argv[16] = { PROBE_PODMAN, "run", "--rm", "--pull=never", "--network=none" };
@@ -224,7 +225,7 @@ static int container_cat(const TokenProbeInput *in, const char *user, const char
                 argv[k++] = "-v";
                 argv[k++] = volume;
         }
-        argv[k++] = in->container_image;
+        argv[k++] = image;
         argv[k++] = "cat";
         argv[k++] = file;
         argv[k] = NULL;
@@ -238,7 +239,7 @@ static int container_cat(const TokenProbeInput *in, const char *user, const char
  * (the control), and by a subordinate uid, which the file's mode must refuse. */
 static int probe_containers(const TokenProbeInput *in)
 {
-        char dir[PATH_MAX], file[PATH_MAX], out[512], why[320];
+        char dir[PATH_MAX], file[PATH_MAX], out[512], why[320], image[65], pull_why[512];
         long long t = probe_now_ms();
         bool got;
         int r, failed = 0;
@@ -255,9 +256,16 @@ static int probe_containers(const TokenProbeInput *in)
                 container_notes(0, t, why);
                 return 0;
         }
+        /* The image pulled into the probes' own store, never the sandbox user's (probe_podman_pull()). */
+        r = probe_podman_pull(in->container_image, PULL_MS, image, pull_why, sizeof(pull_why));
+        if (r != 0) {
+                failed += !emit("token-container-control", false, t, "%s", pull_why);
+                container_notes(1, probe_now_ms(), "token-container-control failed");
+                return failed;
+        }
         (void)dir_of(in->holders[0], dir, sizeof(dir));
         (void)snprintf(file, sizeof(file), MOUNTED "/%s", strrchr(in->holders[0], '/') + 1);
-        r = container_cat(in, NULL, dir, file, &got);
+        r = container_cat(in, image, NULL, dir, file, &got);
         if (r < 0 || !got) {
                 failed += !emit("token-container-control", false, t,
                                 "the container's root (the sandbox uid) did not read %s (status %d)",
@@ -273,7 +281,7 @@ static int probe_containers(const TokenProbeInput *in)
                 container_notes(1, t, "the sandbox user has no subordinate uid (podman maps its uid alone)");
                 return 0;
         }
-        r = container_cat(in, SUBUID, NULL, "/etc/os-release", &got);
+        r = container_cat(in, image, SUBUID, NULL, "/etc/os-release", &got);
         if (r != 0) {
                 failed +=
                         !emit("token-container-subuid-control", false, t,
@@ -284,7 +292,7 @@ static int probe_containers(const TokenProbeInput *in)
         emit("token-container-subuid-control", true, t,
              "uid " SUBUID " of the container reads /etc/os-release");
         t = probe_now_ms();
-        r = container_cat(in, SUBUID, dir, file, &got);
+        r = container_cat(in, image, SUBUID, dir, file, &got);
         failed +=
                 !emit("token-container-subuid", !got, t, "uid " SUBUID " of the container %s %s (status %d)",
                       got ? "read" : "did not read", in->holders[0], r);

@@ -86,6 +86,8 @@ const char *harden_walk_event_to_string(HardenWalkEvent event)
                 return "too-deep";
         case HARDEN_WALK_ERROR:
                 return "error";
+        case HARDEN_WALK_WRITABLE:
+                return "writable";
         }
         return "unknown";
 }
@@ -361,6 +363,17 @@ static int visit_file(Walk *w, int dfd, const char *name, const struct stat *st,
         return 0;
 }
 
+/* HARDEN_WALK_WRITABLE for the name in dfd, where it is asked for and the walking process may write
+ * what is there. */
+static int report_writable(Walk *w, int dfd, const char *name, const struct stat *st)
+{
+        if (!w->opts->report_writable || S_ISLNK(st->st_mode) || (st->st_mode & S_IWOTH) ||
+            faccessat(dfd, name, W_OK, AT_EACCESS | AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+        w->stats.writable++;
+        return report(w, HARDEN_WALK_WRITABLE, st, 0);
+}
+
 /* The directory open at fd, at the given depth, described by self. */
 static int walk_dir(Walk *w, int fd, const Dir *self, unsigned depth, bool excluded)
 {
@@ -407,10 +420,13 @@ static int walk_dir(Walk *w, int fd, const Dir *self, unsigned depth, bool exclu
                                 return r;
                         if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT) < 0)
                                 r = fail(w, NULL, errno);
-                        else if (S_ISDIR(st.st_mode))
-                                r = visit_dir(w, fd, self, name, &st, depth + 1, excluded);
-                        else if (!S_ISLNK(st.st_mode))
-                                r = visit_file(w, fd, name, &st, excluded);
+                        else {
+                                r = report_writable(w, fd, name, &st);
+                                if (r >= 0 && S_ISDIR(st.st_mode))
+                                        r = visit_dir(w, fd, self, name, &st, depth + 1, excluded);
+                                else if (r >= 0 && !S_ISLNK(st.st_mode))
+                                        r = visit_file(w, fd, name, &st, excluded);
+                        }
                         path_pop(w, saved);
                         if (r < 0)
                                 return r;
@@ -509,6 +525,7 @@ static void stats_add(HardenWalkStats *a, const HardenWalkStats *b)
         a->directories += b->directories;
         a->entries += b->entries;
         a->world_writable += b->world_writable;
+        a->writable += b->writable;
         a->setuid_root += b->setuid_root;
         a->setgid_root += b->setgid_root;
         a->mounts_skipped += b->mounts_skipped;

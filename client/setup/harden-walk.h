@@ -29,6 +29,10 @@ typedef enum HardenWalkEvent {
         HARDEN_WALK_MOUNT_SKIPPED,
         HARDEN_WALK_TOO_DEEP, /* a directory below max_depth: checked itself, not entered. error is 0 */
         HARDEN_WALK_ERROR,    /* a path that could not be read or opened; error says why */
+        /* With report_writable: a file or directory the walking process may write (faccessat(2) with
+         * AT_EACCESS: its uid, its groups, ACL entries, a read-only mount) without o+w (all may write
+         * that: HARDEN_WALK_WORLD_WRITABLE's, which decides about sticky directories). error is 0. */
+        HARDEN_WALK_WRITABLE,
 } HardenWalkEvent;
 
 /* path is the full path (the root's path joined with the names below it), valid during the call only.
@@ -53,6 +57,7 @@ typedef struct HardenWalkOptions {
          * triggered), read-only nosuid ones by mount id (statx STATX_MNT_ID), or by mount point where the
          * kernel gives no mount id. */
         const MountInfo *mounts;
+        bool report_writable;        /* report HARDEN_WALK_WRITABLE: one faccessat(2) more per name */
         HardenWalkCallback callback; /* may be NULL: the counters only */
         void *userdata;
 } HardenWalkOptions;
@@ -61,6 +66,7 @@ typedef struct HardenWalkStats {
         uint64_t directories;    /* entered */
         uint64_t entries;        /* names read, links included */
         uint64_t world_writable; /* found (dry run) or changed */
+        uint64_t writable;       /* HARDEN_WALK_WRITABLE */
         uint64_t setuid_root, setgid_root;
         uint64_t mounts_skipped; /* HARDEN_WALK_MOUNT_SKIPPED */
         uint64_t too_deep;

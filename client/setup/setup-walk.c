@@ -61,6 +61,7 @@ static int on_walk(HardenWalkEvent event, const char *path, const struct stat *s
                 return 0;
         case HARDEN_WALK_MOUNT_SKIPPED:
         case HARDEN_WALK_TOO_DEEP:
+        case HARDEN_WALK_WRITABLE: /* not asked for */
                 return 0;
         }
         return 0;

@@ -532,13 +532,77 @@ kill "$path_pid"
 wait "$path_pid" 2>/dev/null
 rm -f /run/ajt-check.sock
 
+# The same socket where its bound name no longer says where it is: renamed; hard-linked into another
+# directory and its bound name unlinked; bound by a relative name; and an abstract name with a NUL inside
+# it, and an abstract datagram socket, which /proc/net/unix cannot show as they are. Each is found by
+# what it is (sock_diag, the inode of its file).
+python3 -c '
+import os, socket, sys, time
+os.makedirs("/run/ajt-hidden", exist_ok=True)
+os.makedirs("/var/lib/ajt-hidden", mode=0o755, exist_ok=True)
+socks = []
+def listen(name, then=None, kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_UNIX, kind)
+    s.bind(name)
+    if isinstance(name, str):
+        os.chmod(name, 0o666)
+    if kind == socket.SOCK_STREAM:
+        s.listen(8)
+    if then:
+        then()
+    socks.append(s)
+listen("/run/ajt-hidden/moved.sock", lambda: os.rename("/run/ajt-hidden/moved.sock", "/run/ajt-hidden/moved-to"))
+listen("/run/ajt-hidden/linked.sock", lambda: (os.link("/run/ajt-hidden/linked.sock", "/var/lib/ajt-hidden/link"),
+                                               os.unlink("/run/ajt-hidden/linked.sock")))
+os.chdir("/run/ajt-hidden")
+listen("relative.sock")
+listen(b"\0ajt-check-nul\0inside")
+listen(b"\0ajt-check-dgram", kind=socket.SOCK_DGRAM)
+print("ready", flush=True)
+time.sleep(600)' >"$work/hidden.ready" &
+hidden_pid=$!
+on_exit "kill $hidden_pid; rm -rf /run/ajt-hidden /var/lib/ajt-hidden"
+for _ in $(seq 100); do [ -s "$work/hidden.ready" ] && break; sleep 0.05; done
+expect_failing "sockets of root's, 0666, renamed, linked elsewhere, bound relatively; abstract ones /proc/net/unix cannot show" "local-abstract local-sockets"
+for name in /run/ajt-hidden/moved-to /var/lib/ajt-hidden/link /run/ajt-hidden/relative.sock; do
+        expect_contains "$name is named" "$name" "$(grep '^FAIL \[local-sockets\]' "$work/out")"
+done
+for name in @ajt-check-nul@inside @ajt-check-dgram; do
+        expect_contains "$name is named" "$name" "$(grep '^FAIL \[local-abstract\]' "$work/out")"
+done
+# A socket whose file is in no tree the check looks in, and not at its bound name: it cannot say who
+# reaches it, so it fails, naming the bound name.
+mkdir -p /usr/local/lib/ajt-hidden
+on_exit "rm -rf /usr/local/lib/ajt-hidden"
+python3 -c '
+import os, socket, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind("/run/ajt-lost.sock")
+s.listen(8)
+os.link("/run/ajt-lost.sock", "/usr/local/lib/ajt-hidden/lost")
+os.unlink("/run/ajt-lost.sock")
+os.chmod("/usr/local/lib/ajt-hidden/lost", 0o600)
+print("ready", flush=True)
+time.sleep(600)' >"$work/lost.ready" &
+lost_pid=$!
+on_exit "kill $lost_pid"
+for _ in $(seq 100); do [ -s "$work/lost.ready" ] && break; sleep 0.05; done
+kill "$hidden_pid"
+wait "$hidden_pid" 2>/dev/null
+expect_failing "a socket whose file is found nowhere" "local-sockets"
+expect_contains "it says so, naming its bound name" "whose file was found nowhere, bound as: /run/ajt-lost.sock" \
+        "$(grep '^FAIL \[local-sockets\]' "$work/out")"
+kill "$lost_pid"
+wait "$lost_pid" 2>/dev/null
+rm -rf /run/ajt-hidden /var/lib/ajt-hidden /usr/local/lib/ajt-hidden
+
 expect_failing "everything restored" ""
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# --walk: setup's walk again, report-only, as the sandbox user and as the runner"
 CHECK_ARGS=(--walk)
 expect_failing "the check with --walk" ""
-for p in world-writable-control world-writable runner-world-write-control runner-world-write setuid-control setuid-unowned; do
+for p in world-writable-control world-writable sandbox-writable-control sandbox-writable runner-world-write-control runner-world-write setuid-control setuid-unowned; do
         expect_eq "--walk: ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
 done
 expect_eq "--walk: no note of the walk" 0 "$(grep -c '^note \[walk\]' "$work/out")"
@@ -560,6 +624,19 @@ on_exit "rm -f /usr/local/bin/ajt-setuid"
 expect_failing "a set-uid program of root's that no package owns" "setuid-unowned"
 expect_contains "it is named" "/usr/local/bin/ajt-setuid" "$(grep '^FAIL \[setuid-unowned\]' "$work/out")"
 rm -f /usr/local/bin/ajt-setuid
+# What the sandbox user may write without o+w: a file cron would read, 0640, with an ACL entry naming
+# it; a program in root's tree that it owns; a directory of /var/lib its group owns, 0770.
+install -m 0640 /dev/null /etc/ajt-acl
+setfacl -m "u:$SANDBOX:rw" /etc/ajt-acl
+install -m 0755 -o "$SANDBOX" /bin/true /usr/local/sbin/ajt-owned
+install -d -m 0770 -g "$SANDBOX" /var/lib/ajt-group
+on_exit "rm -rf /etc/ajt-acl /usr/local/sbin/ajt-owned /var/lib/ajt-group"
+expect_failing "an ACL entry, a program, a directory of the sandbox user's in root's trees" "sandbox-writable"
+for f in /etc/ajt-acl /usr/local/sbin/ajt-owned /var/lib/ajt-group; do
+        expect_contains "$f is named" "$f" "$(grep '^FAIL \[sandbox-writable\]' "$work/out")"
+done
+expect_eq "... by no probe of o+w" "" "$(grep -E '^FAIL \[(world-writable|runner-world-write)\]' "$work/out")"
+rm -rf /etc/ajt-acl /usr/local/sbin/ajt-owned /var/lib/ajt-group
 expect_failing "the walk's removals put back" ""
 CHECK_ARGS=()
 
@@ -772,6 +849,93 @@ expect_absent "--record when a probe fails: no record" "$RECORD"
 chmod 0700 "$RUNNER_HOME"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# planted: what an earlier step wrote where the probes' programs look"
+
+# Every earlier step ran as the sandbox user and could write its home, /tmp and /var/tmp. Here one
+# (sandbox exec, as a workflow's step would) writes every per-user and per-directory file the probes'
+# programs are known to read, each made to forge a probe, to fail one, or, where it is read at all, to
+# leave a mark in PLANTED: curl's, git's (its repository in the home, its global files), cargo and npm
+# in ~/.cargo/bin, their configuration, ssh's, the shells', podman's. The check must say exactly what it
+# says without them, leave no mark, and, with a real exposure opened (the metadata service let through
+# to the sandbox uid), fail exactly as it fails without them and write no record.
+PLANTED=$(mktemp -d /tmp/ajt-planted.XXXXXX)
+chmod 0777 "$PLANTED"
+on_exit "rm -rf $PLANTED /tmp/.git /tmp/.cargo /var/tmp/.git"
+# results: each line's result and name, sorted (the details hold times and pids).
+results() { sed -n 's/^\(ok\|FAIL\|note\) \(\[[^]]*\]\).*/\1 \2/p' "$work/out" | sort; }
+# With a git-upload-pack rule, egress-git runs git itself (and so reads what git reads).
+cp -p "$POLICY" "$work/policy.orig"
+printf "$GIT_RULE" >>"$POLICY"
+restart_proxy "a git-upload-pack rule, for the planted files"
+expect_failing "before anything is planted" ""
+results >"$work/results.clean"
+expect_contains "egress-git runs git" "ok [egress-git] git ls-remote" "$(cat "$work/out")"
+nft insert rule inet agentic_job output meta skuid "$SB_UID" ip daddr 169.254.169.254 accept
+expect_failing "the metadata service let through, nothing planted" "metadata"
+results >"$work/results.exposed"
+nft delete table inet agentic_job
+nft -f "$NFT_SAVED"
+
+as_runner "$CLIENT" sandbox exec -- bash -c '
+set -e
+m=$1
+cd "$HOME"
+printf "trace-ascii = \"%s/curlrc-read\"\nproxy = \"http://127.0.0.1:1\"\nresolve = \"169.254.169.254:80:127.0.0.1\"\nresolve = \"www.fake.test:443:127.0.0.1\"\n" "$m" >.curlrc
+printf "machine www.fake.test login ajt password planted\n" >.netrc
+printf "output_document = %s/wgetrc-read\n" "$m" >.wgetrc
+mkdir -p .ssh .cargo/bin .config/git .config/containers
+printf "Host *\n  ProxyCommand sh -c \"touch %s/ssh-read\"\n" "$m" >.ssh/config
+for f in .bashrc .profile .bash_profile .zshenv; do printf "touch %s/shell-read\n" "$m" >"$f"; done
+for tool in cargo npm git curl podman; do
+        printf "#!/bin/sh\ntouch %s/%s-ran\nexit 0\n" "$m" "$tool" >".cargo/bin/$tool"
+        chmod 0755 ".cargo/bin/$tool"
+done
+printf "[http]\nproxy = \"http://127.0.0.1:1\"\n[net]\noffline = true\n" >.cargo/config.toml
+mkdir -p /tmp/.cargo && cp .cargo/config.toml /tmp/.cargo/config.toml
+printf "registry=http://127.0.0.1:1/\nproxy=http://127.0.0.1:1/\n" >.npmrc
+gitcfg=$(printf "[protocol \"ext\"]\n\tallow = always\n[url \"ext::sh -c touch%% %s/git-read\"]\n\tinsteadOf = https://www.fake.test/\n" "$m")
+printf "%s\n" "$gitcfg" >.gitconfig
+printf "%s\n" "$gitcfg" >.config/git/config
+for d in "$HOME" /tmp /var/tmp; do git init -q "$d" && printf "%s\n" "$gitcfg" >>"$d/.git/config"; done
+printf "[engine]\nenv = [\"LD_PRELOAD=%s/none.so\"]\n[engine.runtimes\n" "$m" >.config/containers/containers.conf
+printf "not = [toml\n" >.config/containers/storage.conf
+' sh "$PLANTED" </dev/null || fail "an earlier step planting its files"
+expect_eq "the step planted them" "yes" "$([ -f "$SB_HOME/.curlrc" ] && [ -d "$SB_HOME/.git" ] && echo yes)"
+
+expect_failing "the planted files, nothing exposed" ""
+results >"$work/results.planted"
+expect_eq "every probe's result the same as without them" "" "$(diff "$work/results.clean" "$work/results.planted")"
+expect_contains "containers: podman still says why it cannot start" "newuidmap" "$(grep '^note \[container-pull\]' "$work/out")"
+check --record
+expect_eq "--record with them: status 0" 0 "$status"
+expect_eq "... and a record" yes "$([ -f "$RECORD" ] && echo yes)"
+
+nft insert rule inet agentic_job output meta skuid "$SB_UID" ip daddr 169.254.169.254 accept
+on_exit "nft list table inet agentic_job >/dev/null 2>&1 && nft delete table inet agentic_job; nft -f $NFT_SAVED"
+expect_failing "the metadata service let through, the planted files" "metadata"
+results >"$work/results.planted-exposed"
+expect_eq "every probe's result the same as without them" "" "$(diff "$work/results.exposed" "$work/results.planted-exposed")"
+check --record
+expect_eq "--record with the exposure: status 1" 1 "$status"
+expect_absent "--record with the exposure: no record" "$RECORD"
+nft delete table inet agentic_job
+nft -f "$NFT_SAVED"
+
+for mark in curlrc-read wgetrc-read ssh-read shell-read git-read cargo-ran npm-ran git-ran curl-ran podman-ran; do
+        expect_absent "no program of the check read or ran what was planted: $mark" "$PLANTED/$mark"
+done
+# The control: the same files, read by the sandbox user's own programs in a step, are live.
+as_runner "$CLIENT" sandbox exec -- sh -c 'curl -s -m 2 -o /dev/null http://www.fake.test/; git ls-remote https://www.fake.test/git/fixture.git' </dev/null >/dev/null 2>&1
+expect_eq "the control: a step's own curl read its .curlrc" yes "$([ -e "$PLANTED/curlrc-read" ] && echo yes)"
+expect_eq "the control: a step's own git ran its planted ext:: command" yes "$([ -e "$PLANTED/git-read" ] && echo yes)"
+
+as_runner "$CLIENT" sandbox exec -- sh -c 'cd "$HOME" && rm -rf .curlrc .netrc .wgetrc .ssh .cargo .npmrc .gitconfig .config/git .config/containers .git /tmp/.git /tmp/.cargo /var/tmp/.git .bashrc .profile .bash_profile .zshenv' </dev/null ||
+        fail "the planted files removed"
+cp -p "$work/policy.orig" "$POLICY"
+restart_proxy "the installed policy"
+expect_failing "the planted files removed, the installed policy" ""
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# containers"
 
 # Podman can start for the sandbox user where it has no subordinate ids: one uid mapped, its own, which
@@ -779,26 +943,34 @@ echo "# containers"
 # (podman_without_subids, which also says what a test host adds). The image is made here, without a
 # registry: busybox and the host's curl (curl_image_tar).
 podman_without_subids "$SANDBOX" "$work"
-IMAGE=localhost/ajt-check-curl:1
-curl_image_tar "$work"
+curl_image_archive "$SANDBOX" "$work" || fail "the image's archive, made by the sandbox user's podman"
+IMAGE=$CURL_IMAGE
 as_sandbox() { as_runner "$CLIENT" sandbox exec -- "$@" </dev/null; }
-if ! as_sandbox podman import "$work/rootfs.tar" "$IMAGE" >"$work/import.out" 2>&1; then
-        sed 's/^/# | /' "$work/import.out"
-        fail "podman import of the image, as the sandbox user"
-fi
 sed -i "s|^control-url = .*|&\ncontainer-image = \"$IMAGE\"|" /etc/agentic-job/config.toml
 on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
 
 check_start=$(date +%s%N)
-expect_failing "the sandbox user without subordinate ids, the image in its store" ""
+expect_failing "the sandbox user without subordinate ids, the image an archive of root's" ""
 for p in "${CONTAINER_PROBES[@]}"; do
         expect_eq "ok [$p]" 1 "$(grep -c "^ok \[$p\] " "$work/out")"
 done
-expect_contains "the image was there: not pulled" "ok [container-pull] $IMAGE is in the sandbox user's store: not pulled" \
+expect_contains "the image pulled into the check's own store" "ok [container-pull] podman pull $IMAGE into the check's own store: " \
         "$(cat "$work/out")"
 expect_contains "the container's POST: the proxy's refusal" "403 with X-Egress-Denied" \
         "$(grep '^ok \[egress-container-post\]' "$work/out")"
-expect_eq "the image built was removed" "" "$(as_sandbox podman images -q localhost/agentic-job-check-built 2>/dev/null)"
+expect_eq "the check's own home (and store) removed" "" "$(ls -d /tmp/agentic-job-check-home-* 2>/dev/null)"
+expect_eq "nothing in the sandbox user's own store" "" "$(as_sandbox podman images -q 2>/dev/null)"
+
+# An image of the sandbox user's choosing: an archive it may write, a store it owns.
+install -d -o "$SANDBOX" -m 0755 "$work/sandbox-archive"
+cp /var/lib/ajt-images/curl.tar "$work/sandbox-archive/curl.tar"
+chown "$SANDBOX" "$work/sandbox-archive/curl.tar"
+sed -i "s|^container-image = .*|container-image = \"docker-archive:$work/sandbox-archive/curl.tar\"|" /etc/agentic-job/config.toml
+expect_failing "an archive the sandbox user may write" "container-pull"
+expect_contains "... named as not root's" "not an archive root's alone" "$(grep '^FAIL \[container-pull\]' "$work/out")"
+sed -i "s|^container-image = .*|container-image = \"containers-storage:localhost/ajt-check-curl:1\"|" /etc/agentic-job/config.toml
+expect_failing "the sandbox user's own store as the transport" "container-pull"
+sed -i "s|^container-image = .*|container-image = \"$IMAGE\"|" /etc/agentic-job/config.toml
 echo "# ${AJH_RELEASE:-?}: the whole check with its container probes took $elapsed_ms ms"
 grep -E '^ok \[(container-metadata|egress-container-direct|egress-container-own-network)\]' "$work/out" | sed 's/^/# /'
 echo "# processes of $SANDBOX after the check: $(ps -o pid=,comm= -u "$SANDBOX" | tr '\n' ' ')"

@@ -390,11 +390,22 @@ done
 # Without them (podman_without_subids), on an image made here: the container's root, which is the
 # sandbox uid, reads the token's file (the control); there is no subordinate uid to try it as.
 podman_without_subids "$SANDBOX" "$work"
-curl_image_tar "$work"
-runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" sandbox exec -- \
-        podman import "$work/rootfs.tar" localhost/ajt-check-curl:1 </dev/null >"$work/import.out" 2>&1 ||
-        { sed 's/^/# | /' "$work/import.out"; fail "podman import of the image, as the sandbox user"; }
-sed -i 's|^control-url = .*|&\ncontainer-image = "localhost/ajt-check-curl:1"|' /etc/agentic-job/config.toml
+curl_image_archive "$SANDBOX" "$work" || fail "the image's archive, made by the sandbox user's podman"
+sed -i "s|^control-url = .*|&\ncontainer-image = \"$CURL_IMAGE\"|" /etc/agentic-job/config.toml
+# An earlier step's containers.conf in the sandbox user's home names an OCI runtime of its own, which
+# would run as the sandbox user while the token's file is there, and could copy it anywhere: the token
+# probes' podman reads no configuration of the sandbox user's, so it never runs.
+PLANTED=$(mktemp -d /tmp/ajt-planted.XXXXXX)
+chmod 0777 "$PLANTED"
+on_exit "rm -rf $PLANTED"
+SB_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
+runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" sandbox exec -- sh -c '
+        mkdir -p "$HOME/.config/containers" &&
+        printf "#!/bin/sh\necho ran >%s/runtime-ran\nexec %s \"\$@\"\n" "$1" "$(command -v crun || command -v runc)" >"$HOME/ajt-runtime" &&
+        chmod 0755 "$HOME/ajt-runtime" &&
+        printf "[engine]\nruntime = \"ajt-planted\"\n[engine.runtimes]\najt-planted = [\"%s/ajt-runtime\"]\n" "$HOME" \
+                >"$HOME/.config/containers/containers.conf"' sh "$PLANTED" </dev/null ||
+        fail "an earlier step's containers.conf"
 run_as_runner "$OUT-2" "$work/token" --profile ajt-plain --token-stdin "${AGENT_MARK[@]}"
 show
 expect_eq "without subordinate ids: status 0" 0 "$status"
@@ -408,6 +419,14 @@ for p in token-container-subuid-control token-container-subuid; do
 done
 no_token_in "the token's container probes: run's output and summaries" "$work/run.out" "$work/run.err" \
         "$OUT-2/summary.json"
+expect_absent "the sandbox user's OCI runtime never ran" "$PLANTED/runtime-ran"
+# The control: the sandbox user's own podman, in a step, reads that containers.conf and runs the runtime.
+runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" sandbox exec -- sh -c \
+        'podman import -q "$1" localhost/ajt-planted:1 >/dev/null &&
+         podman run --rm --pull=never --network=none localhost/ajt-planted:1 true' sh "$work/rootfs.tar" \
+        </dev/null >"$work/planted.out" 2>&1
+expect_eq "the control: a step's own podman ran the planted runtime" ran "$(cat "$PLANTED/runtime-ran" 2>&1)"
+[ -e "$PLANTED/runtime-ran" ] || sed 's/^/# | /' "$work/planted.out"
 cp -p "$work/installed.toml" /etc/agentic-job/config.toml
 
 finish

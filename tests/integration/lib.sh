@@ -131,19 +131,50 @@ live_of_uid() {
 # ids taken away (restored at exit): with them, podman cannot start under the helper's no_new_privs;
 # without, it maps USER's one uid itself. Then what podman needs in a test host and a real machine does
 # not: the host's home is on overlayfs (no native overlay: vfs), and systemd-nspawn refuses keyctl(2) and
-# keeps /proc/sys read-only (no session keyring, no default sysctls). Files saved in WORK.
+# keeps /proc/sys read-only (no session keyring, no default sysctls). In root's files, /etc/containers
+# (restored at exit), since the check's podman reads no file of USER's. Files saved in WORK.
 podman_without_subids() {
-        local user=$1 work=$2 home
-        home=$(getent passwd "$user" | cut -d: -f6)
+        local user=$1 work=$2 f
         cp -p /etc/subuid "$work/subuid.saved"
         cp -p /etc/subgid "$work/subgid.saved"
         on_exit "cp -p $work/subuid.saved /etc/subuid; cp -p $work/subgid.saved /etc/subgid"
         sed -i "/^$user:/d" /etc/subuid /etc/subgid
-        install -d -o "$user" -g "$user" -m 0700 "$home/.config" "$home/.config/containers"
-        rm -rf "$home/.local/share/containers"
-        printf '[storage]\ndriver = "vfs"\n' >"$home/.config/containers/storage.conf"
-        printf '[containers]\nkeyring = false\ndefault_sysctls = []\n' >"$home/.config/containers/containers.conf"
-        chown "$user:" "$home/.config/containers/storage.conf" "$home/.config/containers/containers.conf"
+        install -d -m 0755 /etc/containers
+        for f in storage.conf containers.conf; do
+                if [ -e "/etc/containers/$f" ]; then
+                        cp -p "/etc/containers/$f" "$work/$f.saved"
+                        on_exit "cp -p $work/$f.saved /etc/containers/$f"
+                else
+                        on_exit "rm -f /etc/containers/$f"
+                fi
+        done
+        printf '[storage]\ndriver = "vfs"\n' >/etc/containers/storage.conf
+        printf '[containers]\nkeyring = false\ndefault_sysctls = []\n' >/etc/containers/containers.conf
+        chmod 0644 /etc/containers/storage.conf /etc/containers/containers.conf
+}
+
+# curl_image_archive USER WORK: the curl image (curl_image_tar) as a docker-archive of root's alone,
+# /var/lib/ajt-images/curl.tar (removed at exit), made by USER's rootless podman (imported, saved, then
+# taken out of USER's store again); CURL_IMAGE, the container-image value that names it (a variable, not
+# output: on_exit must run in the caller's shell). The check pulls its image into a store of its own,
+# and takes an archive only where root alone may write it.
+curl_image_archive() {
+        local user=$1 work=$2 home
+        CURL_IMAGE=
+        home=$(getent passwd "$user" | cut -d: -f6)
+        curl_image_tar "$work"
+        install -d -m 0777 "$work/archive"
+        install -d -m 0700 -o "$user" "$work/archive-runtime"
+        runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" XDG_RUNTIME_DIR="$work/archive-runtime" sh -c \
+                'cd / && podman import -q "$1" localhost/ajt-check-curl:1 >/dev/null &&
+                 podman save -q --format docker-archive -o "$2/curl.tar" localhost/ajt-check-curl:1 &&
+                 podman rmi -q localhost/ajt-check-curl:1 >/dev/null' sh "$work/rootfs.tar" "$work/archive" \
+                >"$work/archive.out" 2>&1 || { sed 's/^/# | /' "$work/archive.out" >&2; return 1; }
+        install -d -m 0755 /var/lib/ajt-images
+        on_exit "rm -rf /var/lib/ajt-images"
+        install -m 0644 -o root -g root "$work/archive/curl.tar" /var/lib/ajt-images/curl.tar
+        rm -rf "$work/archive" "$work/archive-runtime"
+        CURL_IMAGE=docker-archive:/var/lib/ajt-images/curl.tar
 }
 
 # curl_image_tar WORK: WORK/rootfs.tar, an image's root filesystem made here without a registry: busybox's

@@ -7,7 +7,10 @@
 #include "check-run.h"
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "check-inside.h"
 #include "config.h"
@@ -83,11 +86,12 @@ START_TEST(test_plan_matches_table)
          * walk's last */
         ck_assert_uint_eq(n_param, 3);
         ck_assert_uint_eq(strv_length(names), n_sandbox + 5 + 3);
-        ck_assert_str_eq(names[strv_length(names) - 12], "private-dir:/opt/x");
-        ck_assert_str_eq(names[strv_length(names) - 10], "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN");
-        ck_assert_str_eq(names[strv_length(names) - 9], "service:docker.service");
-        ck_assert_str_eq(names[strv_length(names) - 7], "egress-cargo-refused");
-        ck_assert_str_eq(names[strv_length(names) - 5], "egress-push");
+        ck_assert_str_eq(names[strv_length(names) - 14], "private-dir:/opt/x");
+        ck_assert_str_eq(names[strv_length(names) - 12], "oidc-value:ACTIONS_ID_TOKEN_REQUEST_TOKEN");
+        ck_assert_str_eq(names[strv_length(names) - 11], "service:docker.service");
+        ck_assert_str_eq(names[strv_length(names) - 9], "egress-cargo-refused");
+        ck_assert_str_eq(names[strv_length(names) - 7], "egress-push");
+        ck_assert_str_eq(names[strv_length(names) - 4], "sandbox-writable-control");
         ck_assert_str_eq(names[strv_length(names) - 1], "setuid-unowned");
         {
                 _cleanup_strv_free_ char **plain = NULL;
@@ -96,7 +100,7 @@ START_TEST(test_plan_matches_table)
                 ck_assert_int_eq(inside_expected_names(dirs, 2, secrets, 2, services, planned,
                                                        EGRESS_PLANNED, false, &plain),
                                  0);
-                ck_assert_uint_eq(strv_length(plain), strv_length(names) - 4);
+                ck_assert_uint_eq(strv_length(plain), strv_length(names) - 6);
                 for (char **n = plain; *n; n++)
                         ck_assert_msg(strcmp(*n, "world-writable") != 0, "the walk's name without --walk");
         }
@@ -650,91 +654,6 @@ START_TEST(test_tcp_lines)
 }
 END_TEST
 
-START_TEST(test_unix_lines)
-{
-        ProcNetUnix u;
-
-        ck_assert_int_eq(procnet_unix_line("Num       RefCount Protocol Flags    Type St Inode Path\n", &u),
-                         0);
-        ck_assert_int_eq(procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0001 01 24567 "
-                                           "@agentic-job-check-0011\n",
-                                           &u),
-                         1);
-        ck_assert_str_eq(u.name, "agentic-job-check-0011");
-        /* seqpacket, a name with a space and an '@' (a NUL shown as '@') */
-        ck_assert_int_eq(
-                procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0005 01 1 @a b@c\n", &u), 1);
-        ck_assert_str_eq(u.name, "a b@c");
-        /* not listening; datagram; a path; no name at all */
-        ck_assert_int_eq(
-                procnet_unix_line("0000000000000000: 00000003 00000000 00000000 0001 03 24568 @x\n", &u), 0);
-        ck_assert_int_eq(
-                procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0002 01 3 @x\n", &u), 0);
-        ck_assert_int_eq(
-                procnet_unix_line(
-                        "0000000000000000: 00000002 00000000 00010000 0001 01 4 /run/dbus/socket\n", &u),
-                0);
-        ck_assert_int_eq(procnet_unix_line("0000000000000000: 00000002 00000000 00010000 0001 01 5\n", &u),
-                         0);
-
-        static const char *const bad[] = {
-                "",
-                "garbage\n",
-                "0000000000000000 00000002 00000000 00010000 0001 01 5 @x\n",   /* no colon */
-                "0000000000000000: 00000002 00000000 0001000Z 0001 01 5 @x\n",  /* not hex */
-                "0000000000000000: 00000002 00000000 00010000 0001 01 x5 @x\n", /* inode not decimal */
-                "0000000000000000: 00000002 00000000 00010000 10001 01 5 @x\n", /* type too large */
-        };
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                ck_assert_msg(procnet_unix_line(bad[i], &u) == -EINVAL, "accepted: %s", bad[i]);
-}
-END_TEST
-
-/* Sockets bound to a path: listening stream and seqpacket ones, and datagram ones; a path with spaces
- * whole, as the kernel writes it. */
-START_TEST(test_unix_path_lines)
-{
-        ProcNetUnixPath u;
-
-        ck_assert_int_eq(
-                procnet_unix_path_line("Num       RefCount Protocol Flags    Type St Inode Path\n", &u), 0);
-        ck_assert_int_eq(
-                procnet_unix_path_line(
-                        "0000000000000000: 00000002 00000000 00010000 0001 01 4 /run/dbus/socket\n", &u),
-                1);
-        ck_assert_str_eq(u.path, "/run/dbus/socket");
-        ck_assert_int_eq(u.type, SOCK_STREAM);
-        ck_assert_int_eq(procnet_unix_path_line(
-                                 "0000000000000000: 00000002 00000000 00010000 0005 01 4 /tmp/a b\n", &u),
-                         1);
-        ck_assert_str_eq(u.path, "/tmp/a b");
-        ck_assert_int_eq(u.type, SOCK_SEQPACKET);
-        ck_assert_int_eq(procnet_unix_path_line("0000000000000000: 00000002 00000000 00000000 0002 01 4 "
-                                                "/run/systemd/journal/socket\n",
-                                                &u),
-                         1);
-        ck_assert_int_eq(u.type, SOCK_DGRAM);
-        /* a stream socket not listening (a connection's end); an abstract name; no name */
-        ck_assert_int_eq(procnet_unix_path_line(
-                                 "0000000000000000: 00000003 00000000 00000000 0001 03 5 /run/x\n", &u),
-                         0);
-        ck_assert_int_eq(
-                procnet_unix_path_line("0000000000000000: 00000002 00000000 00010000 0001 01 5 @x\n", &u),
-                0);
-        ck_assert_int_eq(
-                procnet_unix_path_line("0000000000000000: 00000002 00000000 00010000 0001 01 5\n", &u), 0);
-        /* a path longer than a socket's can be; a line of another shape */
-        {
-                char line[400];
-
-                (void)snprintf(line, sizeof(line),
-                               "0000000000000000: 00000002 00000000 00010000 0001 01 5 /%0300d\n", 0);
-                ck_assert_int_eq(procnet_unix_path_line(line, &u), -EINVAL);
-        }
-        ck_assert_int_eq(procnet_unix_path_line("garbage\n", &u), -EINVAL);
-}
-END_TEST
-
 /* The walk's probes on a tree made here: a file and a directory all may write are found (a directory
  * with the sticky bit is not), the walker's own are left out of the root walk, a link is not followed. */
 START_TEST(test_walk_probe_dir)
@@ -773,6 +692,66 @@ START_TEST(test_walk_probe_dir)
         ck_assert_int_eq(system(path), 0);
         walk_probe_dir(dir, &f);
         ck_assert_int_lt(f.error, 0); /* no such directory */
+}
+END_TEST
+
+/* What a user may write other than by o+w: as nobody, in a tree of root's, a file whose ACL names it and a
+ * file it owns are found; a file of root's 0644, a link, and the o+w file (world-writable's) are not.
+ * Needs root (to make the files and become nobody) and setfacl, as the CI machine has. */
+START_TEST(test_walk_probe_writable)
+{
+        char dir[] = "/tmp/test-walk-writable.XXXXXX", path[160], cmd[256];
+        struct passwd *nobody = getpwnam("nobody");
+        pid_t pid;
+        int status;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "test_walk_probe_writable: needs root; as the CI runs it\n");
+                ck_abort_msg("not root: this test cannot tell");
+        }
+        ck_assert_ptr_nonnull(nobody);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_assert_int_eq(chmod(dir, 0755), 0);
+        (void)snprintf(path, sizeof(path), "%s/acl", dir);
+        ck_assert_int_eq(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0640)), 0);
+        (void)snprintf(cmd, sizeof(cmd), "setfacl -m u:nobody:rw %s", path);
+        ck_assert_int_eq(system(cmd), 0);
+        (void)snprintf(path, sizeof(path), "%s/owned", dir);
+        ck_assert_int_eq(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), 0);
+        ck_assert_int_eq(chown(path, nobody->pw_uid, 0), 0);
+        (void)snprintf(path, sizeof(path), "%s/roots", dir);
+        ck_assert_int_eq(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), 0);
+        (void)snprintf(path, sizeof(path), "%s/open", dir);
+        ck_assert_int_eq(close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), 0);
+        ck_assert_int_eq(chmod(path, 0666), 0);
+        (void)snprintf(path, sizeof(path), "%s/link", dir);
+        ck_assert_int_eq(symlink("owned", path), 0);
+
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                WalkFound f;
+                char want[160];
+
+                if (setgroups(0, NULL) < 0 || setgid(nobody->pw_gid) < 0 || setuid(nobody->pw_uid) < 0)
+                        _exit(10);
+                walk_probe_dir(dir, &f);
+                if (f.error != 0 || f.writable != 2 || f.world_writable != 1)
+                        _exit(11);
+                (void)snprintf(want, sizeof(want), "%s/acl", dir);
+                if (!walk_found_writable(&f, want))
+                        _exit(12);
+                (void)snprintf(want, sizeof(want), "%s/owned", dir);
+                if (!walk_found_writable(&f, want))
+                        _exit(13);
+                walk_found_done(&f);
+                _exit(0);
+        }
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        (void)snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        ck_assert_int_eq(system(cmd), 0);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the walk as nobody: status %d",
+                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 END_TEST
 
@@ -875,9 +854,8 @@ static Suite *probes_suite(void)
         tcase_add_test(tc, test_environ_scan);
         tcase_add_test(tc, test_environ_scan_names_bounded);
         tcase_add_test(tc, test_tcp_lines);
-        tcase_add_test(tc, test_unix_lines);
-        tcase_add_test(tc, test_unix_path_lines);
         tcase_add_test(tc, test_walk_probe_dir);
+        tcase_add_test(tc, test_walk_probe_writable);
         suite_add_tcase(s, tc);
         return s;
 }
