@@ -228,6 +228,19 @@ static bool is_bound_file(const char *path, const UnixSocket *s, int *ret_errno)
         return S_ISSOCK(st.st_mode) && st.st_ino == s->vfs_ino && unix_diag_same_dev(st.st_dev, s->vfs_dev);
 }
 
+/* Whether the directory path names its file in is one the sandbox user cannot search: closed to it, or
+ * not there at all where it looks (another user's runtime directory, a mount it does not see). */
+static bool dir_closed(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        char dir[UNIX_DIAG_NAME_MAX + 1];
+
+        if (!slash || slash == path)
+                return access("/", X_OK) < 0;
+        (void)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+        return access(dir, X_OK) < 0;
+}
+
 /* Tries every name the socket's file has where the walk found it: 1 one was reached (named in the
  * list), 0 none, -ENOENT the walk found none. */
 static int try_found(Probe *p, const UnixSocket *s)
@@ -278,9 +291,9 @@ static int on_path(const UnixSocket *s, void *userdata)
          * cannot search: by its inode, where the walk found it. */
         if (try_found(p, s) != -ENOENT)
                 return 0;
-        if (s->name[0] == '/' && err == EACCES) {
-                p->unreachable++; /* its directory is closed to the sandbox user, and no other name of it
-                                   * was found in an open one */
+        if (s->name[0] == '/' && (err == EACCES || dir_closed(s->name))) {
+                p->unreachable++; /* its directory is closed to the sandbox user, or not there for it at
+                                   * all, and no other name of it was found in an open one */
                 return 0;
         }
         list_add(p->unresolved, s->name, s->name_len);
