@@ -879,11 +879,11 @@ int sandbox_check_main(int argc, char **argv)
                 }
                 runner_walk.started = true;
         } else
-                report_add(
-                        rep, "walk", CHECK_NOTE, 0,
-                        "world-writable, runner-world-write and setuid-unowned are made with --walk (a walk "
-                        "of the root filesystem)",
-                        false);
+                report_add(rep, "walk", CHECK_NOTE, 0,
+                           "world-writable, sandbox-writable, runner-world-write and setuid-unowned are "
+                           "made with "
+                           "--walk (a walk of the root filesystem)",
+                           false);
         r = run_inside(rep, config, home, &plants, &decoy, &net, walk, dirs, n_dirs, secrets, n_secrets,
                        expected, post, planned);
         runner_walk_finish(rep, &runner_walk, plants.open_file);

@@ -179,7 +179,7 @@ expect_contains "userns-net: pasta's namespace too" "; from pasta's namespace, w
         "$(cat "$work/out")"
 expect_contains "egress-fronting: the front is another name of the origin's certificate" \
         "ok [egress-fronting-control] the certificate of www.fake.test also names upload.fake.test: the front" "$(cat "$work/out")"
-expect_contains "without --walk: a note" "note [walk] world-writable, runner-world-write and setuid-unowned are made with --walk" \
+expect_contains "without --walk: a note" "note [walk] world-writable, sandbox-writable, runner-world-write and setuid-unowned are made with --walk" \
         "$(cat "$work/out")"
 expect_contains "no OIDC request values: a note" "note [oidc-control] no ACTIONS_ID_TOKEN_REQUEST_URL nor _TOKEN" \
         "$(cat "$work/out")"
@@ -539,7 +539,7 @@ rm -f /run/ajt-check.sock
 python3 -c '
 import os, socket, sys, time
 os.makedirs("/run/ajt-hidden", exist_ok=True)
-os.makedirs("/var/lib/ajt-hidden", mode=0o755, exist_ok=True)
+os.makedirs("/run/ajt-elsewhere", mode=0o755, exist_ok=True)
 socks = []
 def listen(name, then=None, kind=socket.SOCK_STREAM):
     s = socket.socket(socket.AF_UNIX, kind)
@@ -552,7 +552,7 @@ def listen(name, then=None, kind=socket.SOCK_STREAM):
         then()
     socks.append(s)
 listen("/run/ajt-hidden/moved.sock", lambda: os.rename("/run/ajt-hidden/moved.sock", "/run/ajt-hidden/moved-to"))
-listen("/run/ajt-hidden/linked.sock", lambda: (os.link("/run/ajt-hidden/linked.sock", "/var/lib/ajt-hidden/link"),
+listen("/run/ajt-hidden/linked.sock", lambda: (os.link("/run/ajt-hidden/linked.sock", "/run/ajt-elsewhere/link"),
                                                os.unlink("/run/ajt-hidden/linked.sock")))
 os.chdir("/run/ajt-hidden")
 listen("relative.sock")
@@ -561,26 +561,26 @@ listen(b"\0ajt-check-dgram", kind=socket.SOCK_DGRAM)
 print("ready", flush=True)
 time.sleep(600)' >"$work/hidden.ready" &
 hidden_pid=$!
-on_exit "kill $hidden_pid; rm -rf /run/ajt-hidden /var/lib/ajt-hidden"
+on_exit "kill $hidden_pid; rm -rf /run/ajt-hidden /run/ajt-elsewhere"
 for _ in $(seq 100); do [ -s "$work/hidden.ready" ] && break; sleep 0.05; done
 expect_failing "sockets of root's, 0666, renamed, linked elsewhere, bound relatively; abstract ones /proc/net/unix cannot show" "local-abstract local-sockets"
-for name in /run/ajt-hidden/moved-to /var/lib/ajt-hidden/link /run/ajt-hidden/relative.sock; do
+for name in /run/ajt-hidden/moved-to /run/ajt-elsewhere/link /run/ajt-hidden/relative.sock; do
         expect_contains "$name is named" "$name" "$(grep '^FAIL \[local-sockets\]' "$work/out")"
 done
 for name in @ajt-check-nul@inside @ajt-check-dgram; do
         expect_contains "$name is named" "$name" "$(grep '^FAIL \[local-abstract\]' "$work/out")"
 done
-# A socket whose file is in no tree the check looks in, and not at its bound name: it cannot say who
-# reaches it, so it fails, naming the bound name.
-mkdir -p /usr/local/lib/ajt-hidden
-on_exit "rm -rf /usr/local/lib/ajt-hidden"
+# A socket whose file is in no tree the check looks in, and not at its bound name (in a directory the
+# sandbox user may search): it cannot say who reaches it, so it fails, naming the bound name.
+mkdir -p /usr/local/lib/ajt-bound /usr/local/lib/ajt-hidden
+on_exit "rm -rf /usr/local/lib/ajt-bound /usr/local/lib/ajt-hidden"
 python3 -c '
 import os, socket, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind("/run/ajt-lost.sock")
+s.bind("/usr/local/lib/ajt-bound/lost.sock")
 s.listen(8)
-os.link("/run/ajt-lost.sock", "/usr/local/lib/ajt-hidden/lost")
-os.unlink("/run/ajt-lost.sock")
+os.link("/usr/local/lib/ajt-bound/lost.sock", "/usr/local/lib/ajt-hidden/lost")
+os.unlink("/usr/local/lib/ajt-bound/lost.sock")
 os.chmod("/usr/local/lib/ajt-hidden/lost", 0o600)
 print("ready", flush=True)
 time.sleep(600)' >"$work/lost.ready" &
@@ -590,11 +590,11 @@ for _ in $(seq 100); do [ -s "$work/lost.ready" ] && break; sleep 0.05; done
 kill "$hidden_pid"
 wait "$hidden_pid" 2>/dev/null
 expect_failing "a socket whose file is found nowhere" "local-sockets"
-expect_contains "it says so, naming its bound name" "whose file was found nowhere, bound as: /run/ajt-lost.sock" \
+expect_contains "it says so, naming its bound name" "whose file was found nowhere, bound as: /usr/local/lib/ajt-bound/lost.sock" \
         "$(grep '^FAIL \[local-sockets\]' "$work/out")"
 kill "$lost_pid"
 wait "$lost_pid" 2>/dev/null
-rm -rf /run/ajt-hidden /var/lib/ajt-hidden /usr/local/lib/ajt-hidden
+rm -rf /run/ajt-hidden /run/ajt-elsewhere /usr/local/lib/ajt-bound /usr/local/lib/ajt-hidden
 
 expect_failing "everything restored" ""
 
