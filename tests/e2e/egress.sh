@@ -13,7 +13,10 @@
 # Then names resolving to each kind of local address (loopback on an ephemeral port, ::1, this host's
 # own address, private, NAT64, IPv4-compatible, unique local, metadata) and the cache manager (by the proxy's name, its address and on
 # another host) are refused by squid before it connects, logged with their reason, and never reach the
-# runner's services, which root reaches (the control). Then every case of the shared corpus
+# runner's services, which root reaches (the control), each with its refusal alone in the log. Then a
+# CONNECT inside a bumped tunnel followed by a POST, and ftp://, whois:// and urn: requests, refused with
+# their reasons and never arriving; and CONNECTs to local and metadata addresses on several ports, refused
+# before squid connects. Then every case of the shared corpus
 # (tests/policy/cases.txt) goes through the running proxy, and the proxy's decision and reason must be
 # `agentic-job policy test`'s and the corpus's. Last, the proxy without systemd (the supervisor) and
 # stop. Everything it creates is removed, also when it fails.
@@ -539,6 +542,25 @@ for name in whois urn; do
         expect_contains "the $name: request is logged, refused" "deny the scheme $name: only http and https" \
                 "$(log_reasons "$before")"
         expect_eq "the $name: request has one decision in the log" 1 "$(log_reasons "$before" | wc -l)"
+done
+
+echo "# a CONNECT to a local or metadata address, on several ports"
+# A CONNECT to a local or metadata address, on any port: refused by the policy before squid connects
+# anywhere. squid answers a refused CONNECT "200 Connection established" all the same (it ends TLS to
+# deliver its 403 inside the tunnel, as it does for every refused CONNECT on a bumping port: only a 407
+# is exempt), so what the client reads next is the 403 with X-Egress-Denied; nothing reaches the target
+# (the metadata stand-in records every request on 169.254.169.254:443 and :80).
+for target in 169.254.169.254:81 169.254.169.254:443 169.254.169.254:80 169.254.169.254:22 127.0.0.1:3128 \
+        127.0.0.1:8098 10.0.0.1:443 "[::1]:443" "[fd00:ec2::254]:80"; do
+        before=$(log_size)
+        path=/e2e/connect-local-$(tr -c 'a-z0-9' - <<<"$target" | sed 's/-*$//')
+        out=$(sbx "${C[@]}" -k -x http://127.0.0.1:3128 --noproxy "" "https://$target$path" 2>&1)
+        expect_contains "a CONNECT to $target: refused, 403 inside the tunnel" "HTTP/1.1 403 Forbidden" "$out"
+        expect_contains "a CONNECT to $target: X-Egress-Denied says why" "X-Egress-Denied: a local destination: " "$out"
+        case $out in *"HTTP/1.1 200 OK"*) fail "a CONNECT to $target: an origin answered" ;; *) pass "a CONNECT to $target: no origin answered" ;; esac
+        expect_eq "a CONNECT to $target: one decision in the log, the refusal" "CONNECT deny" \
+                "$(log_reasons "$before" | awk '{ print $1, $3 }' | tr '\n' ' ' | sed 's/ $//')"
+        expect_not_arrived "a CONNECT to $target: nothing arrived" "$path"
 done
 
 # ---------------------------------------------------------------------------------------------------------
