@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "local-ranges.h"
 #include "macro.h"
 #include "parse.h"
 #include "read-file.h"
@@ -246,17 +247,12 @@ static bool is_ip_address(const char *host)
         return inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
 }
 
-static bool ipv4_is_local(const unsigned char a[4])
-{
-        return a[0] == 0 ||                  /* 0.0.0.0/8: "this host" */
-               a[0] == 127 ||                /* loopback */
-               (a[0] == 169 && a[1] == 254); /* link-local: 169.254.169.254, the metadata service */
-}
-
-/* Where a request would reach the machine itself or its cloud's metadata service: the proxy must not be
- * the sandbox's way to what nftables keeps from it. A name that merely resolves there is for the proxy's
- * own destination rules (squid.conf's local_dst, which asks this code again with "local"): this code never
- * resolves names. The proxy's own name is local too: squid answers it itself (its cache manager). */
+/* Where a request would reach the machine itself, its networks or its cloud's metadata service: the proxy
+ * must not be the sandbox's way to what nftables keeps from it. The ranges are local-ranges.c's, the one
+ * list nftables and squid's local_dst are written from. A name that merely resolves there is for the
+ * proxy's own destination rules (squid.conf's local_dst, which asks this code again with "local"): this
+ * code never resolves names. The proxy's own name is local too: squid answers it itself (its cache
+ * manager). */
 static bool is_local_destination(const char *host)
 {
         static const char localhost[] = "localhost";
@@ -268,31 +264,40 @@ static bool is_local_destination(const char *host)
             (n > m && host[n - m - 1] == '.' && strcmp(host + n - m, localhost) == 0))
                 return true;
         if (inet_pton(AF_INET, host, &a4) == 1)
-                return ipv4_is_local((const unsigned char *)&a4.s_addr);
+                return local_ranges_contain(AF_INET, &a4);
         if (inet_pton(AF_INET6, host, &a6) == 1) {
-                const unsigned char *b = a6.s6_addr;
-
                 static const unsigned char nat64[12] = { 0x00, 0x64, 0xff, 0x9b };
-                static const unsigned char compat[12] = { 0 };
-                /* fd00:ec2::254, the metadata service's IPv6 address (EC2's), which nftables refuses too. */
-                static const unsigned char metadata6[16] = {
-                        0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54
-                };
 
-                if (IN6_IS_ADDR_UNSPECIFIED(&a6) || IN6_IS_ADDR_LOOPBACK(&a6) ||
-                    IN6_IS_ADDR_LINKLOCAL(&a6) || memcmp(b, metadata6, 16) == 0)
-                        return true;
-                /* An IPv4 address mapped into IPv6, written IPv4-compatible (::127.0.0.1, deprecated but
-                 * still parsed), or in NAT64's prefix (64:ff9b::127.0.0.1, which a NAT64 gateway
-                 * makes 127.0.0.1 again). */
-                return (IN6_IS_ADDR_V4MAPPED(&a6) || memcmp(b, nat64, 12) == 0 ||
-                        memcmp(b, compat, 12) == 0) &&
-                       ipv4_is_local(b + 12);
+                /* An IPv4 address mapped into IPv6, or in NAT64's well-known prefix (64:ff9b::127.0.0.1,
+                 * which a NAT64 gateway makes 127.0.0.1 again); the IPv4-compatible form (::127.0.0.1)
+                 * and 64:ff9b:1::/48 are local ranges whole. */
+                if (IN6_IS_ADDR_V4MAPPED(&a6) || memcmp(a6.s6_addr, nat64, 12) == 0)
+                        return local_ranges_contain(AF_INET, a6.s6_addr + 12);
+                return local_ranges_contain(AF_INET6, &a6);
         }
         return false;
 }
 
 /* ---- Paths ---- */
+
+/* Whether the path (up to the query string) holds %XX for a control byte, which a server decoding it would
+ * take for the end of a line or of a string. */
+static bool encoded_control(const char *path)
+{
+        size_t n = strcspn(path, "?");
+
+        for (size_t i = 0; i + 2 < n; i++) {
+                int hi, lo;
+
+                if (path[i] != '%')
+                        continue;
+                hi = hex_digit_value(path[i + 1]);
+                lo = hex_digit_value(path[i + 2]);
+                if (hi >= 0 && lo >= 0 && (hi < 2 || (hi == 7 && lo == 15)))
+                        return true;
+        }
+        return false;
+}
 
 static size_t path_length(const char *path)
 {
@@ -1145,9 +1150,35 @@ void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, con
                        q->method ? SHOWN(q->method) : "(none)");
                 return;
         }
+        if (strcmp(q->method, "CONNECT") != 0 && q->scheme && strcmp(q->scheme, "http") != 0 &&
+            strcmp(q->scheme, "https") != 0) {
+                decide(d, EGRESS_DENY, NULL,
+                       "the scheme %s: only http and https are proxied (another protocol would turn the "
+                       "URL into commands no policy reads)",
+                       SHOWN(q->scheme));
+                return;
+        }
         if (host_normalize_port(q->host, host, &port) < 0) {
                 decide(d, EGRESS_DENY, NULL, "malformed request: the host %s is not a valid host name",
                        q->host ? SHOWN(q->host) : "(none)");
+                return;
+        }
+        if (strcmp(q->method, "CONNECT") == 0 && (q->sni || q->url_host)) {
+                /* squid would switch the connection to a blind relay over its TLS connection to the
+                 * origin: nothing after it would be asked about. */
+                decide(d, EGRESS_DENY, NULL,
+                       "a CONNECT inside a tunnel (to %s): the proxy would relay its bytes to the origin "
+                       "unread",
+                       host_shown(host, a));
+                return;
+        }
+        if (strcmp(q->method, "CONNECT") != 0 && q->path && encoded_control(q->path)) {
+                char what[SHOWN_MAX];
+
+                shown(q->path, path_length(q->path), what, sizeof(what));
+                decide(d, EGRESS_DENY, NULL,
+                       "a control character encoded in the path (%%00-%%1F or %%7F): %s %s%s", q->method,
+                       host_shown(host, a), what);
                 return;
         }
         listed = threat_match(threats, host);
@@ -1161,8 +1192,8 @@ void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, con
         }
         if (is_local_destination(host)) {
                 decide(d, EGRESS_DENY, NULL,
-                       "a local destination: %s (loopback, link-local and metadata addresses and the "
-                       "proxy's own name are never reached through the proxy)",
+                       "a local destination: %s (loopback, private, link-local and metadata addresses "
+                       "and the proxy's own name are never reached through the proxy)",
                        host_shown(host, a));
                 return;
         }

@@ -85,6 +85,8 @@ typedef struct EgressRequest {
         const char *url_host;    /* inside a tunnel: the host the request's URL names (its absolute form,
                                   * or the Host header in the origin form); NULL outside a tunnel */
         unsigned url_port;       /* inside a tunnel: the URL's port (here or as url_host's ":port") */
+        const char *scheme;      /* the URL's scheme as the proxy names it ("http", "https", "ftp", ...);
+                                  * NULL when the caller knows it is http or https. Ignored on a CONNECT */
 } EgressRequest;
 
 typedef enum EgressVerdict {
@@ -100,9 +102,12 @@ typedef struct EgressDecision {
 
 /* The decision. threats may be NULL: no threat list (a lookup in one is a binary search per label of the
  * host). policy may be NULL: no rules. Never fails: anything malformed is refused, with its reason. In
- * order: a malformed method or host; the threat list; a local destination (localhost, the proxy's own
- * name, loopback, unspecified and link-local addresses, cloud metadata among them, also as IPv4-mapped,
- * IPv4-compatible or NAT64 IPv6 addresses); a Host header or TLS server name other than the host connected
+ * order: a malformed method or host; a CONNECT inside a tunnel (it has a TLS server name or a URL host:
+ * squid would relay its bytes to the origin unread); a scheme other than http and https; a control byte
+ * encoded in the path (%00-%1F, %7F); the threat list; a local destination (localhost, the proxy's own
+ * name, the addresses of local_ranges_contain(): loopback, private, link-local with cloud metadata among
+ * them, unique local, ... also as IPv4-mapped, IPv4-compatible or NAT64 (64:ff9b::/96) IPv6 addresses, and
+ * all of 64:ff9b:1::/48); a Host header or TLS server name other than the host connected
  * to; inside a tunnel, a URL naming another host or port than the tunnel's; then a CONNECT is allowed
  * ("tunnel") to port 443 only; a read is allowed ("read"); anything else needs a rule (reason: its name). */
 void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, const EgressRequest *request,

@@ -30,11 +30,12 @@ static const Range ipv4[] = {
 };
 
 static const Range ipv6[] = {
-        { "::", 96 },     /* unspecified, loopback, IPv4-compatible: all reach this machine */
-        { "fc00::", 7 },  /* unique local, the metadata service's fd00:ec2::254 among it */
-        { "fe80::", 10 }, /* link-local */
-        { "fec0::", 10 }, /* site-local (deprecated) */
-        { "ff00::", 8 },  /* multicast */
+        { "::", 96 },          /* unspecified, loopback, IPv4-compatible: all reach this machine */
+        { "64:ff9b:1::", 48 }, /* local-use IPv4/IPv6 translation (RFC 8215): any IPv4, local ones too */
+        { "fc00::", 7 },       /* unique local, the metadata service's fd00:ec2::254 among it */
+        { "fe80::", 10 },      /* link-local */
+        { "fec0::", 10 },      /* site-local (deprecated) */
+        { "ff00::", 8 },       /* multicast */
 };
 
 static void put(FILE *f, bool *first, const char *sep, const char *address, unsigned prefix, unsigned full)

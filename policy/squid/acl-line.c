@@ -115,7 +115,9 @@ static int tag_host(const char *tag, char ret_host[static EGRESS_HOST_MAX], unsi
 
 static bool acl_data_known(const char *data)
 {
-        return strcmp(data, ACL_DATA_LOCAL) == 0 || strcmp(data, ACL_DATA_MANAGER) == 0;
+        return strcmp(data, ACL_DATA_LOCAL) == 0 || strcmp(data, ACL_DATA_MANAGER) == 0 ||
+               strcmp(data, ACL_DATA_INNER) == 0 || strcmp(data, ACL_DATA_SCHEME) == 0 ||
+               strcmp(data, ACL_DATA_POLICY) == 0;
 }
 
 int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static EGRESS_HOST_MAX],
@@ -139,9 +141,27 @@ int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static
                         return aj_error(reterr, EINVAL, 0, 0, "a CONNECT without a host and port");
                 ret->host = f[ACL_HOST];
                 ret->host_header = f[ACL_HOST_HEADER];
+                /* A CONNECT on a bumped connection (it has the connection's tag, or the server name of
+                 * the TLS it came in): what it asks for is a URL inside the tunnel, and the decision
+                 * refuses it. */
+                ret->sni = f[ACL_SNI];
+                if (f[ACL_CONN_TAG] || f[ACL_SNI]) {
+                        ret->url_host = f[ACL_HOST];
+                        ret->url_port = ret->port;
+                }
                 return 0;
         }
 
+        /* Which protocol squid would speak to the origin: the decision refuses all but http and https,
+         * before it looks at a host (a urn: has none). */
+        if (!f[ACL_SCHEME])
+                return aj_error(reterr, EINVAL, 0, 0, "a request without a scheme");
+        ret->scheme = f[ACL_SCHEME];
+        if (strcmp(ret->scheme, "http") != 0 && strcmp(ret->scheme, "https") != 0) {
+                ret->host = f[ACL_HOST];
+                ret->path = f[ACL_PATH];
+                return 0;
+        }
         if (!f[ACL_PATH] || !f[ACL_HOST])
                 return aj_error(reterr, EINVAL, 0, 0, "a request without a host and path");
         if (f[ACL_CONN_TAG]) {
@@ -285,14 +305,23 @@ static char *log_format(const char *method, const char *host, const char *path, 
  * refusal stands, with its reason; what the decision allows is refused for squid's. */
 static void squid_refusal(const AclLine *l, EgressDecision *d)
 {
-        _cleanup_free_ char *name = NULL;
+        _cleanup_free_ char *name = NULL, *scheme = NULL;
 
-        if (!l->f[ACL_DATA] || d->verdict != EGRESS_ALLOW)
+        if (!l->f[ACL_DATA] || d->verdict != EGRESS_ALLOW || strcmp(l->f[ACL_DATA], ACL_DATA_POLICY) == 0)
                 return;
         d->verdict = EGRESS_DENY;
         d->rule = NULL;
         name = l->f[ACL_HOST] ? printable(l->f[ACL_HOST], strnlen(l->f[ACL_HOST], 200), false) : NULL;
-        if (strcmp(l->f[ACL_DATA], ACL_DATA_LOCAL) == 0)
+        scheme = l->f[ACL_SCHEME] ? printable(l->f[ACL_SCHEME], strnlen(l->f[ACL_SCHEME], 40), false) : NULL;
+        if (strcmp(l->f[ACL_DATA], ACL_DATA_INNER) == 0)
+                (void)snprintf(d->reason, sizeof(d->reason),
+                               "a CONNECT inside a tunnel (to %s): the proxy would relay its bytes to the "
+                               "origin unread",
+                               name ? name : "a host");
+        else if (strcmp(l->f[ACL_DATA], ACL_DATA_SCHEME) == 0)
+                (void)snprintf(d->reason, sizeof(d->reason),
+                               "the scheme %s: only http and https are proxied", scheme ? scheme : "(none)");
+        else if (strcmp(l->f[ACL_DATA], ACL_DATA_LOCAL) == 0)
                 (void)snprintf(d->reason, sizeof(d->reason),
                                "a local destination: %s resolves to an address of this machine or its "
                                "networks (loopback, link-local, private, or one of its own)",
@@ -343,7 +372,10 @@ int acl_handle_line(const EgressPolicy *policy, const EgressThreats *threats, ch
         shown = printable(reason, strlen(reason), false);
         if (!shown)
                 return -ENOMEM;
-        if (connect && d.verdict == EGRESS_ALLOW) {
+        /* The tag is the plain line's to give: given before it, the plain line would see a CONNECT on a
+         * tagged connection, a CONNECT inside a tunnel. */
+        if (connect && d.verdict == EGRESS_ALLOW &&
+            !(l.f[ACL_DATA] && strcmp(l.f[ACL_DATA], ACL_DATA_POLICY) == 0)) {
                 const char *host = req.host;
 
                 if (egress_host_normalize(req.host, normalized) >= 0)
@@ -357,8 +389,13 @@ int acl_handle_line(const EgressPolicy *policy, const EgressThreats *threats, ch
         ret->answer = d.verdict == EGRESS_ALLOW ? answer_allow(l.channel, tag)
                                                 : answer_deny(l.channel, connect, shown);
         ret->unlogged = answer_deny(l.channel, connect, "the egress log could not be written");
-        ret->log = log_format(req.method, req.host, connect ? NULL : req.path, d.verdict == EGRESS_ALLOW,
-                              reason);
+        /* The policy's answer before local_dst: an allowed request is logged by the plain line. */
+        if (r >= 0 && l.f[ACL_DATA] && strcmp(l.f[ACL_DATA], ACL_DATA_POLICY) == 0 &&
+            d.verdict == EGRESS_ALLOW)
+                ret->log = strdup("");
+        else
+                ret->log = log_format(req.method, req.host, connect ? NULL : req.path,
+                                      d.verdict == EGRESS_ALLOW, reason);
         if (!ret->answer || !ret->unlogged || !ret->log) {
                 acl_outcome_done(ret);
                 return -ENOMEM;

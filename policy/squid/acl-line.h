@@ -15,7 +15,7 @@
 
 /* The fields after the channel ID, in the order of the FORMAT in squid.conf.in:
  * %>rm %>rd %>rP %>rp %{Host}>h %ssl::>sni %{Content-Length}>h %{Transfer-Encoding}>h %{Upgrade}>h
- * %{clt_conn_tag}note, and the %DATA squid appends. */
+ * %{clt_conn_tag}note %>rs, and the %DATA squid appends. */
 typedef enum AclField {
         ACL_METHOD,
         ACL_HOST, /* the CONNECT target; else the URL's host: on a bumped request in origin form, the Host
@@ -28,17 +28,26 @@ typedef enum AclField {
         ACL_TRANSFER_ENCODING,
         ACL_UPGRADE,
         ACL_CONN_TAG, /* what this helper answered as clt_conn_tag to the connection's CONNECT */
-        ACL_DATA,     /* the acl line's arguments, which squid appends: absent, or ACL_DATA_LOCAL or
-                       * ACL_DATA_MANAGER for a request squid refuses itself */
+        ACL_SCHEME,   /* the URL's scheme, lower case: "http", "https" inside a tunnel, "authority_form" on
+                       * a CONNECT, "ftp", "whois", "urn", ... */
+        ACL_DATA,     /* the acl line's arguments, which squid appends: absent, ACL_DATA_POLICY, or one of
+                       * the others for a request squid refuses itself */
         ACL_FIELDS,
 } AclField;
 
 /* The arguments of the acl lines in squid.conf.in that ask about a request squid refuses by its own ACLs,
  * so that the refusal is decided and logged here too: a destination whose resolved address is local
- * (local_dst), and the cache manager (manager). The decision's refusal keeps its reason; a request it
- * would allow is refused with squid's. */
+ * (local_dst), the cache manager (manager), a CONNECT inside a bumped tunnel (inner) and a scheme other
+ * than http and https (scheme). The decision's refusal keeps its reason; a request it would allow is
+ * refused with squid's. */
 #define ACL_DATA_LOCAL   "local"
 #define ACL_DATA_MANAGER "manager"
+#define ACL_DATA_INNER   "inner"
+#define ACL_DATA_SCHEME  "scheme"
+/* The policy's decision before squid resolves the name for local_dst: a refusal is answered and logged as
+ * always, an allowed request is answered without a log line (the plain line, asked last, logs it), so
+ * that each request has one decision in the log and a name the policy refuses is never resolved. */
+#define ACL_DATA_POLICY "policy"
 
 typedef struct AclLine {
         char channel[21];          /* the concurrency channel ID, echoed back; "" when there is none */
@@ -62,7 +71,7 @@ int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static
 /* What one line comes to. Each string ends in a newline and is malloc()ed. */
 typedef struct AclOutcome {
         char *answer; /* for squid: "ID OK", or "ID ERR message=..."; on a CONNECT with the connection tag */
-        char *log;    /* the log line: one JSON object */
+        char *log;    /* the log line: one JSON object; "" when there is none (ACL_DATA_POLICY, allowed) */
         char *unlogged; /* the answer to give instead when the log line cannot be written: a refusal */
 } AclOutcome;
 

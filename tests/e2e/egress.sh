@@ -13,7 +13,10 @@
 # Then names resolving to each kind of local address (loopback on an ephemeral port, ::1, this host's
 # own address, private, NAT64, IPv4-compatible, unique local, metadata) and the cache manager (by the proxy's name, its address and on
 # another host) are refused by squid before it connects, logged with their reason, and never reach the
-# runner's services, which root reaches (the control). Then every case of the shared corpus
+# runner's services, which root reaches (the control), each with its refusal alone in the log. Then a
+# CONNECT inside a bumped tunnel followed by a POST, and ftp://, whois:// and urn: requests, refused with
+# their reasons and never arriving; and CONNECTs to local and metadata addresses on several ports, refused
+# before squid connects. Then every case of the shared corpus
 # (tests/policy/cases.txt) goes through the running proxy, and the proxy's decision and reason must be
 # `agentic-job policy test`'s and the corpus's. Last, the proxy without systemd (the supervisor) and
 # stop. Everything it creates is removed, also when it fails.
@@ -398,6 +401,9 @@ local_refused() { # local_refused WHAT URL NAME RECORD
                 "deny a local destination: $name resolves to an address of this machine or its networks" \
                 "$(log_reasons "$before" | grep -F " $name deny ")"
         [ -z "$record" ] || expect_eq "$what: never arrived" "" "$(cat "$record")"
+        # squid's local_dst refuses it after the policy's first look, which logs no allow: one line.
+        expect_eq "$what: one decision in the log, the refusal" "deny" \
+                "$(log_reasons "$before" | awk '{ print $3 }' | tr '\n' ' ' | sed 's/ $//')"
 }
 local_refused "a name resolving to 127.0.0.1, a loopback service at an ephemeral port" \
         "http://loop.fake.test:$LOOP_PORT/secret" loop.fake.test "$work/loop-hits"
@@ -445,6 +451,117 @@ expect_contains "a cache manager URL on another host: refused by squid's manager
         "X-Egress-Denied: the proxy's cache manager (/squid-internal-mgr/) is not reached through the proxy" "$out"
 expect_contains "and logged" "GET www.fake.test deny the proxy's cache manager" "$(log_reasons "$before")"
 case $out in *"Squid Object Cache"* | *"Cache Manager"* | *"Connection information"* | *"UP Time"*) fail "the cache manager answered" ;; *) pass "no cache manager page reached the sandbox" ;; esac
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# a CONNECT inside a bumped tunnel, and schemes other than http and https"
+# The audit's relay: inside a bumped tunnel to a host with read rights only, the client sends CONNECT again;
+# decided as a fresh tunnel, squid relays every later byte to the origin unread, so the POST after it
+# arrived. Python as the sandbox user: the outer CONNECT, TLS with the proxy (its certificate unchecked:
+# the answers are what is tested), the inner CONNECT, then the POST; prints every answer's head.
+inner_connect='
+import socket, ssl, sys
+host, path = sys.argv[1], sys.argv[2]
+def head(sock):
+    buf = b""
+    try:
+        while b"\r\n\r\n" not in buf:
+            c = sock.recv(4096)
+            if not c:
+                break
+            buf += c
+    except (socket.timeout, OSError) as e:
+        print("(read: %s)" % e)
+    print(buf.split(b"\r\n\r\n")[0].decode("latin-1"))
+    return buf
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+s.sendall(b"CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n" % (host.encode(), host.encode()))
+head(s)
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+t = ctx.wrap_socket(s, server_hostname=host)
+t.sendall(b"CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n" % (host.encode(), host.encode()))
+head(t)
+try:
+    t.sendall(b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
+              % (path.encode(), host.encode()))
+    head(t)
+except OSError as e:
+    print("(POST: %s)" % e)
+'
+before=$(log_size)
+out=$(sbx python3 -c "$inner_connect" www.fake.test /e2e/inner-post 2>&1)
+expect_contains "a CONNECT inside a bumped tunnel: the outer CONNECT is answered" "HTTP/1.1 200 Connection established" "$out"
+expect_contains "a CONNECT inside a bumped tunnel: refused with 403" "HTTP/1.1 403 Forbidden" "$out"
+expect_contains "a CONNECT inside a bumped tunnel: X-Egress-Denied says why" \
+        "X-Egress-Denied: a CONNECT inside a tunnel (to www.fake.test): the proxy would relay its bytes to the origin unread" "$out"
+expect_not_arrived "the POST after the inner CONNECT (a host with read rights only) never arrived" "/e2e/inner-post"
+reasons=$(log_reasons "$before")
+expect_contains "the inner CONNECT is logged, refused, with its reason" \
+        "CONNECT www.fake.test deny a CONNECT inside a tunnel (to www.fake.test)" "$reasons"
+case $reasons in *"CONNECT www.fake.test allow"*"CONNECT www.fake.test allow"*) fail "a second CONNECT was allowed: $reasons" ;; *) pass "one CONNECT allowed, the outer one" ;; esac
+# Control: the same POST inside the tunnel, without the inner CONNECT, is refused by the policy for itself.
+out=$(sbx "${C[@]}" --data-binary hello https://www.fake.test/e2e/inner-post 2>&1)
+expect_contains "control: the same POST without the inner CONNECT is refused by the write rules" \
+        "X-Egress-Denied: a write to an endpoint not in the write allowlist: POST www.fake.test/e2e/inner-post" "$out"
+
+# Another scheme makes squid speak another protocol: ftp's path and user name become FTP commands (CR LF
+# decoded), whois sends a line to any port, urn makes squid fetch a URL of its own.
+scheme_refused() { # scheme_refused WHAT SCHEME OUTPUT
+        expect_contains "$1: 403" "HTTP/1.1 403 Forbidden" "$3"
+        expect_contains "$1: X-Egress-Denied says why" "X-Egress-Denied: the scheme $2: only http and https are proxied" "$3"
+}
+before=$(log_size)
+out=$(sbx "${C[@]}" -x http://127.0.0.1:3128 "ftp://www.fake.test/e2e/%0D%0ADELE%20x" 2>&1)
+scheme_refused "an ftp:// GET through the proxy" ftp "$out"
+expect_contains "the ftp:// GET is logged, refused, with its reason" \
+        "GET www.fake.test deny the scheme ftp: only http and https are proxied" "$(log_reasons "$before")"
+raw_request='
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(sys.argv[1].encode().replace(b"|", b"\r\n"))
+buf = b""
+try:
+    while b"\r\n\r\n" not in buf:
+        c = s.recv(4096)
+        if not c:
+            break
+        buf += c
+except OSError as e:
+    print("(read: %s)" % e)
+print(buf.split(b"\r\n\r\n")[0].decode("latin-1"))
+'
+for name in whois urn; do
+        before=$(log_size)
+        case $name in
+        whois) target="whois://www.fake.test:80/e2e-whois-line" ;;
+        urn) target="urn:x-ajt:e2e" ;;
+        esac
+        out=$(sbx python3 -c "$raw_request" "GET $target HTTP/1.1|Host: www.fake.test|Connection: close||" 2>&1)
+        scheme_refused "a $name: request through the proxy" "$name" "$out"
+        expect_contains "the $name: request is logged, refused" "deny the scheme $name: only http and https" \
+                "$(log_reasons "$before")"
+        expect_eq "the $name: request has one decision in the log" 1 "$(log_reasons "$before" | wc -l)"
+done
+
+echo "# a CONNECT to a local or metadata address, on several ports"
+# A CONNECT to a local or metadata address, on any port: refused by the policy before squid connects
+# anywhere. squid answers a refused CONNECT "200 Connection established" all the same (it ends TLS to
+# deliver its 403 inside the tunnel, as it does for every refused CONNECT on a bumping port: only a 407
+# is exempt), so what the client reads next is the 403 with X-Egress-Denied; nothing reaches the target
+# (the metadata stand-in records every request on 169.254.169.254:443 and :80).
+for target in 169.254.169.254:81 169.254.169.254:443 169.254.169.254:80 169.254.169.254:22 127.0.0.1:3128 \
+        127.0.0.1:8098 10.0.0.1:443 "[::1]:443" "[fd00:ec2::254]:80"; do
+        before=$(log_size)
+        path=/e2e/connect-local-$(tr -c 'a-z0-9' - <<<"$target" | sed 's/-*$//')
+        out=$(sbx "${C[@]}" -k -x http://127.0.0.1:3128 --noproxy "" "https://$target$path" 2>&1)
+        expect_contains "a CONNECT to $target: refused, 403 inside the tunnel" "HTTP/1.1 403 Forbidden" "$out"
+        expect_contains "a CONNECT to $target: X-Egress-Denied says why" "X-Egress-Denied: a local destination: " "$out"
+        case $out in *"HTTP/1.1 200 OK"*) fail "a CONNECT to $target: an origin answered" ;; *) pass "a CONNECT to $target: no origin answered" ;; esac
+        expect_eq "a CONNECT to $target: one decision in the log, the refusal" "CONNECT deny" \
+                "$(log_reasons "$before" | awk '{ print $1, $3 }' | tr '\n' ' ' | sed 's/ $//')"
+        expect_not_arrived "a CONNECT to $target: nothing arrived" "$path"
+done
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# the shared corpus: the running proxy and agentic-job policy test decide alike"

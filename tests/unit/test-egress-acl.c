@@ -56,7 +56,7 @@ START_TEST(test_parse_fields)
         AjError e = { 0 };
 
         ck_assert_int_eq(parse("5 GET www.fake.test 443 /a%20b?q=1 www.fake.test:443 www.fake.test 7 - "
-                               "websocket www.fake.test%3A443 -",
+                               "websocket www.fake.test%3A443 https -",
                                &l, &e),
                          0);
         ck_assert_str_eq(l.channel, "5");
@@ -71,6 +71,7 @@ START_TEST(test_parse_fields)
         ck_assert_ptr_null(l.f[ACL_TRANSFER_ENCODING]);
         ck_assert_str_eq(l.f[ACL_UPGRADE], "websocket");
         ck_assert_str_eq(l.f[ACL_CONN_TAG], "www.fake.test:443");
+        ck_assert_str_eq(l.f[ACL_SCHEME], "https");
         ck_assert_ptr_null(l.f[ACL_DATA]);
 }
 END_TEST
@@ -82,21 +83,21 @@ START_TEST(test_parse_refusals)
                 const char *channel;
         } cases[] = {
                 { "", "channel ID", "" },
-                { "GET a 80 / a - - - - - -", "channel ID", "" },
-                { " 1 GET a 80 / a - - - - - -", "channel ID", "" },
-                { "1x GET a 80 / a - - - - - -", "channel ID", "" },
-                { "123456789012345678901 GET a 80 / a - - - - - -", "channel ID", "" },
-                { "7", "0 fields, not 11", "7" },
+                { "GET a 80 / a - - - - - http -", "channel ID", "" },
+                { " 1 GET a 80 / a - - - - - http -", "channel ID", "" },
+                { "1x GET a 80 / a - - - - - http -", "channel ID", "" },
+                { "123456789012345678901 GET a 80 / a - - - - - http -", "channel ID", "" },
+                { "7", "0 fields, not 12", "7" },
                 { "7 ", "field 1 is empty", "7" },
-                { "7 GET a 80 / a - - - - -", "10 fields, not 11", "7" },
-                { "7 GET a 80 / a - - - - - - x", "more than 11 fields", "7" },
-                { "7 GET a 80 / a - - - - - - ", "more than 11 fields", "7" },
-                { "7 GET  a 80 / a - - - - - -", "field 2 is empty", "7" },
-                { "7 GET a%zz 80 / a - - - - - -", "field 2 has a bad %-escape", "7" },
-                { "7 GET a% 80 / a - - - - - -", "field 2 has a bad %-escape", "7" },
-                { "7 GET a%4 80 / a - - - - - -", "field 2 has a bad %-escape", "7" },
-                { "7 GET a%00 80 / a - - - - - -", "field 2 has a bad %-escape", "7" },
-                { "7 GET a 80 / a%zz - - - - - -", "field 5 has a bad %-escape", "7" },
+                { "7 GET a 80 / a - - - - - http", "11 fields, not 12", "7" },
+                { "7 GET a 80 / a - - - - - http - x", "more than 12 fields", "7" },
+                { "7 GET a 80 / a - - - - - http - ", "more than 12 fields", "7" },
+                { "7 GET  a 80 / a - - - - - http -", "field 2 is empty", "7" },
+                { "7 GET a%zz 80 / a - - - - - http -", "field 2 has a bad %-escape", "7" },
+                { "7 GET a% 80 / a - - - - - http -", "field 2 has a bad %-escape", "7" },
+                { "7 GET a%4 80 / a - - - - - http -", "field 2 has a bad %-escape", "7" },
+                { "7 GET a%00 80 / a - - - - - http -", "field 2 has a bad %-escape", "7" },
+                { "7 GET a 80 / a%zz - - - - - http -", "field 5 has a bad %-escape", "7" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -112,7 +113,7 @@ END_TEST
 
 START_TEST(test_parse_nul)
 {
-        static const char line[] = "7 GET a\0b 80 / a - - - - - -";
+        static const char line[] = "7 GET a\0b 80 / a - - - - - http -";
         AclLine l;
         AjError e = { 0 };
 
@@ -136,7 +137,8 @@ START_TEST(test_build_connect)
         EgressRequest q;
         AjError e = { 0 };
 
-        ck_assert_int_eq(build("1 CONNECT www.fake.test 443 - www.fake.test:443 - - - - - -", &q, host, &e),
+        ck_assert_int_eq(build("1 CONNECT www.fake.test 443 - www.fake.test:443 - - - - - authority_form -",
+                               &q, host, &e),
                          0);
         ck_assert_str_eq(q.method, "CONNECT");
         ck_assert_str_eq(q.host, "www.fake.test");
@@ -146,10 +148,13 @@ START_TEST(test_build_connect)
         ck_assert_ptr_null(q.sni);
         ck_assert(!q.has_body && !q.upgrade);
 
-        ck_assert_int_eq(build("1 CONNECT www.fake.test - - - - - - - - -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("1 CONNECT www.fake.test 0443 - - - - - - - -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("1 CONNECT www.fake.test 65536 - - - - - - - -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("1 CONNECT - 443 - - - - - - - -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("1 CONNECT www.fake.test - - - - - - - - authority_form -", &q, host, &e),
+                         -EINVAL);
+        ck_assert_int_eq(build("1 CONNECT www.fake.test 0443 - - - - - - - authority_form -", &q, host, &e),
+                         -EINVAL);
+        ck_assert_int_eq(build("1 CONNECT www.fake.test 65536 - - - - - - - authority_form -", &q, host, &e),
+                         -EINVAL);
+        ck_assert_int_eq(build("1 CONNECT - 443 - - - - - - - authority_form -", &q, host, &e), -EINVAL);
 }
 END_TEST
 
@@ -161,7 +166,7 @@ START_TEST(test_build_bumped)
 
         /* The host connected to is the tag's, whatever the Host header and %>rd say. */
         ck_assert_int_eq(build("2 POST other.fake.test 443 /x other.fake.test www.fake.test 0 - - "
-                               "www.fake.test:443 -",
+                               "www.fake.test:443 https -",
                                &q, host, &e),
                          0);
         ck_assert_str_eq(q.host, "www.fake.test");
@@ -174,25 +179,26 @@ START_TEST(test_build_bumped)
         ck_assert_str_eq(q.url_host, "other.fake.test");
         ck_assert_uint_eq(q.url_port, 443);
 
-        ck_assert_int_eq(build("2 POST a 443 /x a a 0,%200 - - [2001:db8::1]:8443 -", &q, host, &e), 0);
+        ck_assert_int_eq(build("2 POST a 443 /x a a 0,%200 - - [2001:db8::1]:8443 https -", &q, host, &e),
+                         0);
         ck_assert_str_eq(q.host, "[2001:db8::1]");
         ck_assert_uint_eq(q.port, 8443);
         ck_assert(q.has_body);
-        ck_assert_int_eq(build("2 POST a 443 /x a a - chunked - a:443 -", &q, host, &e), 0);
+        ck_assert_int_eq(build("2 POST a 443 /x a a - chunked - a:443 https -", &q, host, &e), 0);
         ck_assert(q.has_body);
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - websocket a:443 -", &q, host, &e), 0);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - websocket a:443 https -", &q, host, &e), 0);
         ck_assert(q.upgrade && !q.has_body);
 
         /* A tag that is not HOST:PORT: a refused CONNECT's reason, or anything else. */
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - - a%20reason -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - - a -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - - :443 -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - - a:0 -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - - 2001:db8::1:443 -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - - [2001:db8::1:443 -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - - a%20reason https -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - - a https -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - - :443 https -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - - a:0 https -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - - 2001:db8::1:443 https -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - - [2001:db8::1:443 https -", &q, host, &e), -EINVAL);
         ck_assert_ptr_nonnull(strstr(e.message, "CONNECT target is unknown"));
         /* TLS without a tag cannot come from squid as configured. */
-        ck_assert_int_eq(build("2 GET a 443 /x a a - - - - -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("2 GET a 443 /x a a - - - - https -", &q, host, &e), -EINVAL);
         ck_assert_ptr_nonnull(strstr(e.message, "TLS request without its CONNECT target"));
 }
 END_TEST
@@ -203,14 +209,15 @@ START_TEST(test_build_plain)
         EgressRequest q;
         AjError e = { 0 };
 
-        ck_assert_int_eq(build("3 GET www.fake.test 80 /p?q www.fake.test - - - - - -", &q, host, &e), 0);
+        ck_assert_int_eq(build("3 GET www.fake.test 80 /p?q www.fake.test - - - - - http -", &q, host, &e),
+                         0);
         ck_assert_str_eq(q.host, "www.fake.test");
         ck_assert_ptr_null(q.sni);
         ck_assert_str_eq(q.path, "/p?q");
         ck_assert_uint_eq(q.port, 80);
-        ck_assert_int_eq(build("3 - www.fake.test 80 / - - - - - - -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("3 GET www.fake.test 80 - - - - - - - -", &q, host, &e), -EINVAL);
-        ck_assert_int_eq(build("3 GET - 80 / - - - - - - -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("3 - www.fake.test 80 / - - - - - - http -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("3 GET www.fake.test 80 - - - - - - - http -", &q, host, &e), -EINVAL);
+        ck_assert_int_eq(build("3 GET - 80 / - - - - - - http -", &q, host, &e), -EINVAL);
 }
 END_TEST
 
@@ -236,7 +243,8 @@ START_TEST(test_handle_connect)
         AclOutcome o;
         json_t *log;
 
-        handle("4 CONNECT WWW.Fake.Test. 443 - www.fake.test:443 - - - - - -", false, &o, &log);
+        handle("4 CONNECT WWW.Fake.Test. 443 - www.fake.test:443 - - - - - authority_form -", false, &o,
+               &log);
         ck_assert_str_eq(o.answer, "4 OK clt_conn_tag=www.fake.test%3A443\n");
         ck_assert_str_eq(o.unlogged,
                          "4 ERR message=the%20egress%20log%20could%20not%20be%20written verdict_=deny "
@@ -251,7 +259,7 @@ START_TEST(test_handle_connect)
 
         /* Refused: the reason goes to the connection tag too, where squid's reply inside the tunnel
          * finds it. */
-        handle("5 CONNECT evil.example 443 - - - - - - - -", false, &o, &log);
+        handle("5 CONNECT evil.example 443 - - - - - - - authority_form -", false, &o, &log);
         ck_assert_str_eq(
                 o.answer,
                 "5 ERR message=a%20host%20on%20the%20threat%20list%3A%20evil.example "
@@ -260,7 +268,7 @@ START_TEST(test_handle_connect)
         json_decref(log);
         acl_outcome_done(&o);
 
-        handle("6 CONNECT 2001:db8::1 443 - - - - - - - -", false, &o, &log);
+        handle("6 CONNECT 2001:db8::1 443 - - - - - - - authority_form -", false, &o, &log);
         ck_assert_str_eq(o.answer, "6 OK clt_conn_tag=%5B2001%3Adb8%3A%3A1%5D%3A443\n");
         json_decref(log);
         acl_outcome_done(&o);
@@ -273,7 +281,7 @@ START_TEST(test_handle_requests)
         json_t *log;
 
         handle("7 POST www.fake.test 443 /r.git/git-upload-pack?x=secret www.fake.test www.fake.test 9 - - "
-               "www.fake.test:443 -",
+               "www.fake.test:443 https -",
                false, &o, &log);
         ck_assert_str_eq(o.answer, "7 OK\n");
         ck_assert_str_eq(o.unlogged,
@@ -286,7 +294,7 @@ START_TEST(test_handle_requests)
         acl_outcome_done(&o);
 
         handle("8 POST www.fake.test 443 /r.git/git-receive-pack www.fake.test www.fake.test 9 - - "
-               "www.fake.test:443 -",
+               "www.fake.test:443 https -",
                false, &o, &log);
         ck_assert_msg(strncmp(o.answer, "8 ERR message=a%20write%20", 26) == 0, "%s", o.answer);
         ck_assert_ptr_null(strstr(o.answer, "clt_conn_tag"));
@@ -297,7 +305,7 @@ START_TEST(test_handle_requests)
         /* An absolute-form URL naming another host, without a Host header: refused for its URL, logged
          * with the host connected to (the tunnel's target), the URL's host in the reason. */
         handle("10 POST other.fake.test 443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 "
-               "-",
+               "https -",
                false, &o, &log);
         ck_assert_str_eq(o.answer,
                          "10 ERR message=domain%20fronting%3A%20the%20URL%20names%20other.fake.test"
@@ -309,14 +317,16 @@ START_TEST(test_handle_requests)
         json_decref(log);
         acl_outcome_done(&o);
         /* Another port; and the same host in another spelling is the same. */
-        handle("11 POST www.fake.test 8443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 -",
+        handle("11 POST www.fake.test 8443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 "
+               "https -",
                false, &o, &log);
         ck_assert_str_eq(
                 field(log, "reason"),
                 "domain fronting: the URL names www.fake.test:8443, but the tunnel is to www.fake.test:443");
         json_decref(log);
         acl_outcome_done(&o);
-        handle("12 POST WWW.Fake.Test. 443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 -",
+        handle("12 POST WWW.Fake.Test. 443 /r.git/git-upload-pack - www.fake.test 9 - - www.fake.test:443 "
+               "https -",
                false, &o, &log);
         ck_assert_str_eq(o.answer, "12 OK\n");
         json_decref(log);
@@ -324,7 +334,7 @@ START_TEST(test_handle_requests)
 
         /* The path is logged as sent, its escapes (squid's and the client's) kept. */
         handle("9 GET www.fake.test 443 /a%0D%0ab%C3%a9%zz www.fake.test www.fake.test - - - "
-               "www.fake.test:443 -",
+               "www.fake.test:443 https -",
                false, &o, &log);
         ck_assert_str_eq(field(log, "path"), "/a%0D%0ab%C3%a9%zz");
         json_decref(log);
@@ -339,7 +349,7 @@ START_TEST(test_handle_squid_refusals)
         AclOutcome o;
         json_t *log;
 
-        handle("1 GET loop.fake.test 40000 /secret loop.fake.test - - - - - local", false, &o, &log);
+        handle("1 GET loop.fake.test 40000 /secret loop.fake.test - - - - - http local", false, &o, &log);
         ck_assert_str_eq(o.answer,
                          "1 ERR message=a%20local%20destination%3A%20loop.fake.test%20resolves%20to%20"
                          "an%20address%20of%20this%20machine%20or%20its%20networks%20%28loopback%2C%20"
@@ -350,7 +360,8 @@ START_TEST(test_handle_squid_refusals)
         acl_outcome_done(&o);
 
         /* A tunnel: the reason goes into the connection tag, where squid's 403 inside it finds it. */
-        handle("2 CONNECT loop.fake.test 443 - loop.fake.test:443 - - - - - local", false, &o, &log);
+        handle("2 CONNECT loop.fake.test 443 - loop.fake.test:443 - - - - - authority_form local", false, &o,
+               &log);
         ck_assert_msg(
                 strstr(o.answer, "2 ERR message=a%20local%20destination%3A%20loop.fake.test%20resolves"),
                 "%s", o.answer);
@@ -359,36 +370,224 @@ START_TEST(test_handle_squid_refusals)
         acl_outcome_done(&o);
 
         /* The decision refuses first: its own reason stands. */
-        handle("3 GET 127.0.0.1 3128 /x 127.0.0.1 - - - - - local", false, &o, &log);
+        handle("3 GET 127.0.0.1 3128 /x 127.0.0.1 - - - - - http local", false, &o, &log);
         ck_assert_msg(strstr(field(log, "reason"), "a local destination: 127.0.0.1 (loopback"), "%s",
                       field(log, "reason"));
         json_decref(log);
         acl_outcome_done(&o);
-        handle("4 POST evil.example 80 /x evil.example - 1 - - - local", false, &o, &log);
+        handle("4 POST evil.example 80 /x evil.example - 1 - - - http local", false, &o, &log);
         ck_assert_str_eq(field(log, "reason"), "a host on the threat list: evil.example");
         json_decref(log);
         acl_outcome_done(&o);
 
-        handle("5 GET www.fake.test 80 /squid-internal-mgr/info www.fake.test - - - - - manager", false, &o,
-               &log);
+        handle("5 GET www.fake.test 80 /squid-internal-mgr/info www.fake.test - - - - - http manager", false,
+               &o, &log);
         ck_assert_str_eq(field(log, "decision"), "deny");
         ck_assert_str_eq(
                 field(log, "reason"),
                 "the proxy's cache manager (/squid-internal-mgr/) is not reached through the proxy");
         json_decref(log);
         acl_outcome_done(&o);
-        handle("6 GET egress-proxy 3128 /squid-internal-mgr/info egress-proxy - - - - - manager", false, &o,
-               &log);
+        handle("6 GET egress-proxy 3128 /squid-internal-mgr/info egress-proxy - - - - - http manager", false,
+               &o, &log);
         ck_assert_msg(strstr(field(log, "reason"), "a local destination: egress-proxy"), "%s",
                       field(log, "reason"));
         json_decref(log);
         acl_outcome_done(&o);
 
         /* Any other argument is not one squid.conf.in gives: refused as malformed. */
-        handle("7 GET www.fake.test 80 /x www.fake.test - - - - - other", false, &o, &log);
+        handle("7 GET www.fake.test 80 /x www.fake.test - - - - - http other", false, &o, &log);
         ck_assert_str_eq(field(log, "decision"), "deny");
         ck_assert_msg(strstr(field(log, "reason"), "malformed request line: the acl's argument"), "%s",
                       field(log, "reason"));
+        json_decref(log);
+        acl_outcome_done(&o);
+}
+END_TEST
+
+/* A CONNECT on a bumped connection: it carries the connection's tag, or the TLS server name it came in
+ * with. Decided as a fresh tunnel, squid would relay everything after it to the origin unread. */
+START_TEST(test_handle_inner_connect)
+{
+        static const char *const lines[] = {
+                "1 CONNECT www.fake.test 443 - www.fake.test:443 www.fake.test - - - www.fake.test:443 "
+                "authority_form -",
+                "2 CONNECT www.fake.test 443 - www.fake.test:443 - - - - www.fake.test:443 authority_form -",
+                "3 CONNECT www.fake.test 443 - www.fake.test:443 www.fake.test - - - - authority_form -",
+                "4 CONNECT other.fake.test 443 - - www.fake.test - - - www.fake.test:443 authority_form -",
+                "5 CONNECT www.fake.test 443 - www.fake.test:443 www.fake.test - - - www.fake.test:443 "
+                "authority_form inner",
+        };
+        AclOutcome o;
+        json_t *log;
+
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++) {
+                handle(lines[i], false, &o, &log);
+                ck_assert_msg(strstr(o.answer, " ERR message=a%20CONNECT%20inside%20a%20tunnel"), "%s: %s",
+                              lines[i], o.answer);
+                ck_assert_str_eq(field(log, "method"), "CONNECT");
+                ck_assert_str_eq(field(log, "decision"), "deny");
+                ck_assert_msg(strncmp(field(log, "reason"), "a CONNECT inside a tunnel (to ", 30) == 0, "%s",
+                              field(log, "reason"));
+                json_decref(log);
+                acl_outcome_done(&o);
+        }
+        /* Control: the same CONNECT on a connection of its own is a tunnel. */
+        handle("6 CONNECT www.fake.test 443 - www.fake.test:443 - - - - - authority_form -", false, &o,
+               &log);
+        ck_assert_str_eq(o.answer, "6 OK clt_conn_tag=www.fake.test%3A443\n");
+        json_decref(log);
+        acl_outcome_done(&o);
+        /* squid's own rule refuses what the decision would allow, with the same reason. */
+        handle("7 CONNECT www.fake.test 443 - www.fake.test:443 - - - - - authority_form inner", false, &o,
+               &log);
+        ck_assert_str_eq(field(log, "reason"),
+                         "a CONNECT inside a tunnel (to www.fake.test): the proxy would relay its bytes to "
+                         "the origin unread");
+        json_decref(log);
+        acl_outcome_done(&o);
+}
+END_TEST
+
+/* Every scheme squid 5.7 and 6.13 know (anyp/ProtocolType.h), as %>rs names it: http and https alone are
+ * proxied; the others turn the URL into commands of another protocol (ftp's DELE, whois's line). */
+START_TEST(test_handle_schemes)
+{
+        static const char *const refused[] = {
+                "ftp",   "gopher",         "wais",    "cache_object", "icp",   "htcp",
+                "urn",   "whois",          "icy",     "tls",          "ssl",   "coap",
+                "coaps", "authority_form", "unknown", "HTTP",         "httpx", "file"
+        };
+        AclOutcome o;
+        json_t *log;
+        char line[256], reason[128];
+
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                (void)snprintf(line, sizeof(line), "1 GET www.fake.test 21 /x www.fake.test - - - - - %s -",
+                               refused[i]);
+                handle(line, false, &o, &log);
+                (void)snprintf(reason, sizeof(reason), "the scheme %s: only http and https are proxied",
+                               refused[i]);
+                ck_assert_msg(strncmp(field(log, "reason"), reason, strlen(reason)) == 0, "%s: %s", line,
+                              field(log, "reason"));
+                ck_assert_str_eq(field(log, "decision"), "deny");
+                ck_assert_msg(strncmp(o.answer, "1 ERR message=the%20scheme%20", 29) == 0, "%s", o.answer);
+                json_decref(log);
+                acl_outcome_done(&o);
+        }
+        handle("2 GET www.fake.test 80 /x www.fake.test - - - - - http -", false, &o, &log);
+        ck_assert_str_eq(o.answer, "2 OK\n");
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("3 GET www.fake.test 443 /x www.fake.test www.fake.test - - - www.fake.test:443 https -",
+               false, &o, &log);
+        ck_assert_str_eq(o.answer, "3 OK\n");
+        json_decref(log);
+        acl_outcome_done(&o);
+        /* No scheme: refused. */
+        handle("4 GET www.fake.test 80 /x www.fake.test - - - - - - -", false, &o, &log);
+        ck_assert_msg(strstr(field(log, "reason"), "malformed request line: a request without a scheme"),
+                      "%s", field(log, "reason"));
+        json_decref(log);
+        acl_outcome_done(&o);
+        /* squid's own rule: the same reason; an FTP path's CR LF never reaches a decision to allow. */
+        handle("5 GET ftp.fake.test 21 /%0d%0aDELE%20x ftp.fake.test - - - - - ftp scheme", false, &o, &log);
+        ck_assert_msg(strncmp(field(log, "reason"), "the scheme ftp: only http and https are proxied", 47) ==
+                              0,
+                      "%s", field(log, "reason"));
+        json_decref(log);
+        acl_outcome_done(&o);
+        /* urn: names no host: the scheme is refused for itself all the same. */
+        handle("7 GET - - x-ajt:e2e - - - - - - urn -", false, &o, &log);
+        ck_assert_msg(strncmp(field(log, "reason"), "the scheme urn: ", 16) == 0, "%s",
+                      field(log, "reason"));
+        ck_assert_ptr_null(field(log, "host"));
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("6 GET www.fake.test 80 /x www.fake.test - - - - - whois scheme", false, &o, &log);
+        ck_assert_msg(strncmp(field(log, "reason"), "the scheme whois: ", 18) == 0, "%s",
+                      field(log, "reason"));
+        json_decref(log);
+        acl_outcome_done(&o);
+}
+END_TEST
+
+/* A control byte encoded in the path (not in the query string): refused, reads too. */
+START_TEST(test_handle_encoded_controls)
+{
+        static const struct {
+                const char *path;
+                bool allow;
+        } cases[] = {
+                { "/a%0d%0aDELE%20x", false },
+                { "/a%0A", false },
+                { "/%00", false },
+                { "/a%1f", false },
+                { "/a%7F", false },
+                { "/a%7e", true },
+                { "/a%20b", true },
+                { "/a%2", true },
+                { "/a?q=%0d%0a", true },
+                { "/a%C3%A9", true },
+                { "/a%", true },
+        };
+        AclOutcome o;
+        json_t *log;
+        char line[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                (void)snprintf(line, sizeof(line),
+                               "1 GET www.fake.test 80 %s www.fake.test - - - - - http -", cases[i].path);
+                handle(line, false, &o, &log);
+                ck_assert_msg(strcmp(field(log, "decision"), cases[i].allow ? "allow" : "deny") == 0,
+                              "%s: %s", cases[i].path, field(log, "reason"));
+                if (!cases[i].allow)
+                        ck_assert_msg(strncmp(field(log, "reason"),
+                                              "a control character encoded in the path", 39) == 0,
+                                      "%s", field(log, "reason"));
+                json_decref(log);
+                acl_outcome_done(&o);
+        }
+}
+END_TEST
+
+/* The policy's answer before squid resolves the name: a refusal logged, an allowed request not (the plain
+ * line, asked last, logs it), so each request has one line. */
+START_TEST(test_handle_policy_first)
+{
+        AclOutcome o;
+        json_t *log;
+
+        ck_assert_int_eq(
+                acl_handle_line(policy, &threats,
+                                copy("1 GET www.fake.test 80 /x www.fake.test - - - - - http policy"), 61,
+                                false, &o),
+                0);
+        ck_assert_str_eq(o.answer, "1 OK\n");
+        ck_assert_str_eq(o.log, "");
+        acl_outcome_done(&o);
+        ck_assert_int_eq(acl_handle_line(policy, &threats,
+                                         copy("2 CONNECT www.fake.test 443 - - - - - - - authority_form "
+                                              "policy"),
+                                         63, false, &o),
+                         0);
+        /* No tag: the plain line, asked after it, would see the CONNECT on a tagged connection. */
+        ck_assert_str_eq(o.answer, "2 OK\n");
+        ck_assert_str_eq(o.log, "");
+        acl_outcome_done(&o);
+
+        handle("3 POST www.fake.test 80 /x www.fake.test - 1 - - - http policy", false, &o, &log);
+        ck_assert_msg(strncmp(o.answer, "3 ERR message=a%20write", 23) == 0, "%s", o.answer);
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("4 CONNECT evil.example 443 - - - - - - - authority_form policy", false, &o, &log);
+        ck_assert_msg(strstr(o.answer, " clt_conn_tag=a%20host%20on%20the%20threat%20list"), "%s", o.answer);
+        json_decref(log);
+        acl_outcome_done(&o);
+        /* Malformed: refused and logged. */
+        handle("5 GET www.fake.test 80 /x www.fake.test - - - - - - policy", false, &o, &log);
+        ck_assert_str_eq(field(log, "decision"), "deny");
         json_decref(log);
         acl_outcome_done(&o);
 }
@@ -409,7 +608,7 @@ START_TEST(test_handle_malformed)
         acl_outcome_done(&o);
 
         /* Whole, but the start of a line too long: refused all the same. */
-        handle("10 GET www.fake.test 80 / www.fake.test - - - - - -", true, &o, &log);
+        handle("10 GET www.fake.test 80 / www.fake.test - - - - - http -", true, &o, &log);
         ck_assert_msg(strncmp(o.answer, "10 ERR ", 7) == 0, "%s", o.answer);
         ck_assert_ptr_nonnull(strstr(field(log, "reason"), "longer than"));
         ck_assert_str_eq(field(log, "host"), "www.fake.test");
@@ -445,6 +644,10 @@ int main(void)
         tcase_add_test(tc, test_handle_requests);
         tcase_add_test(tc, test_handle_malformed);
         tcase_add_test(tc, test_handle_squid_refusals);
+        tcase_add_test(tc, test_handle_inner_connect);
+        tcase_add_test(tc, test_handle_schemes);
+        tcase_add_test(tc, test_handle_encoded_controls);
+        tcase_add_test(tc, test_handle_policy_first);
         suite_add_tcase(s, tc);
 
         return check_run(s);

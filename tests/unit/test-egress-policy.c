@@ -513,7 +513,7 @@ START_TEST(test_threats_many)
 
                 fprintf(f, "H%zu.Test.\n", k);
                 if (k % 10 == 0)
-                        fprintf(f, "  h%zu.test # again\n10.%zu\n", k, k);
+                        fprintf(f, "  h%zu.test # again\n203.%zu\n", k, k);
         }
         ck_assert_int_eq(fclose(f), 0);
 
@@ -528,7 +528,7 @@ START_TEST(test_threats_many)
                 (void)snprintf(host, sizeof(host), "h%zu.test", k);
                 (void)snprintf(sub, sizeof(sub), "www.h%zu.test", k);
                 (void)snprintf(other, sizeof(other), "h%zu.test.example", k);
-                (void)snprintf(address, sizeof(address), "10.0.%zu.%zu", k / 256, k % 256);
+                (void)snprintf(address, sizeof(address), "203.0.%zu.%zu", k / 256, k % 256);
                 egress_decide(NULL, t, &(EgressRequest){ .method = "GET", .host = host, .path = "/" }, &d);
                 ck_assert_int_eq(d.verdict, EGRESS_DENY);
                 egress_decide(NULL, t, &(EgressRequest){ .method = "GET", .host = sub, .path = "/" }, &d);
@@ -938,7 +938,7 @@ static const DecisionCase decisions[] = {
         ALLOW("read", GET("anything.test", "/../../etc/passwd")),
         ALLOW("read", GET("203.0.113.5", "/")),
         ALLOW("read", GET("[2001:db8::5]", "/")),
-        ALLOW("read", GET("10.0.0.1", "/")),
+        ALLOW("read", GET("1.0.0.1", "/")),
         ALLOW("read", GET("notlocalhost", "/")),
         /* Writes with a rule: the host exact, the method listed, the path matching. */
         ALLOW("git-fetch", WRITE("POST", "github.com", "/o/r.git/git-upload-pack")),
@@ -1122,8 +1122,8 @@ static const DecisionCase decisions[] = {
         DENY("a host on the threat list: 198.51.100.66", GET("0xc6336442", "/")),
         ALLOW("read", GET("1.198.51.100.66.example", "/")),
         /* Local destinations, in any spelling. */
-        DENY("a local destination: localhost (loopback, link-local and metadata addresses and the proxy's "
-             "own name are never reached through the proxy)",
+        DENY("a local destination: localhost (loopback, private, link-local and metadata addresses and the "
+             "proxy's own name are never reached through the proxy)",
              GET("localhost", "/")),
         /* The proxy's own name: squid answers it itself, its cache manager among it. */
         DENY("a local destination: egress-proxy", GET("egress-proxy:3128", "/squid-internal-mgr/info")),
@@ -1142,12 +1142,42 @@ static const DecisionCase decisions[] = {
         DENY("a local destination: [::1]", GET("[::1]", "/")),
         DENY("a local destination: [::]", GET("[::]", "/")),
         DENY("a local destination: [fe80::1]", GET("[fe80::1]", "/")),
-        /* The metadata service's IPv6 address, however written; its neighbours are not it. */
+        /* The metadata service's IPv6 address, however written, and the rest of the unique local
+         * addresses (fc00::/7). */
         DENY("a local destination: [fd00:ec2::254]", GET("[fd00:ec2::254]", "/latest/meta-data/")),
         DENY("a local destination: [fd00:ec2::254]", GET("[FD00:0EC2:0:0:0:0:0:0254]:80", "/")),
         DENY("a local destination: [fd00:ec2::254]", .method = "CONNECT", .host = "[fd00:ec2::254]:443"),
-        ALLOW("read", GET("[fd00:ec2::253]", "/")),
-        ALLOW("read", GET("[fd00:ec3::254]", "/")),
+        DENY("a local destination: [fd00:ec2::253]", GET("[fd00:ec2::253]", "/")),
+        DENY("a local destination: [fd00:ec3::254]", GET("[fd00:ec3::254]", "/")),
+        DENY("a local destination: [fc00::1]", GET("[fc00::1]", "/")),
+        DENY("a local destination: [fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]",
+             GET("[fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]", "/")),
+        ALLOW("read", GET("[fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]", "/")),
+        ALLOW("read", GET("[fe00::1]", "/")),
+        /* The private and other local IPv4 ranges (local-ranges.c's list), and their edges. */
+        DENY("a local destination: 10.0.0.1", GET("10.0.0.1", "/")),
+        DENY("a local destination: 10.255.255.255", GET("10.255.255.255", "/")),
+        ALLOW("read", GET("11.0.0.0", "/")),
+        ALLOW("read", GET("9.255.255.255", "/")),
+        DENY("a local destination: 172.16.0.1", GET("172.16.0.1", "/")),
+        DENY("a local destination: 172.31.255.255", GET("172.31.255.255", "/")),
+        ALLOW("read", GET("172.32.0.0", "/")),
+        DENY("a local destination: 192.168.1.1", GET("192.168.1.1", "/")),
+        DENY("a local destination: 100.64.0.1", GET("100.64.0.1", "/")),
+        DENY("a local destination: 100.127.255.255", GET("100.127.255.255", "/")),
+        ALLOW("read", GET("100.128.0.0", "/")),
+        DENY("a local destination: 168.63.129.16", GET("168.63.129.16", "/")),
+        DENY("a local destination: 224.0.0.1", GET("224.0.0.1", "/")),
+        DENY("a local destination: [ff02::1]", GET("[ff02::1]", "/")),
+        DENY("a local destination: [fec0::1]", GET("[fec0::1]", "/")),
+        DENY("a local destination: 10.1.2.3", .method = "CONNECT", .host = "10.1.2.3:443"),
+        /* RFC 8215's local-use translation prefix, whole: a local NAT64 maps it to any IPv4 address. */
+        DENY("a local destination: [64:ff9b:1::1]", GET("[64:ff9b:1::1]", "/")),
+        DENY("a local destination: [64:ff9b:1::a9fe:a9fe]", GET("[64:ff9b:1::169.254.169.254]", "/")),
+        DENY("a local destination: [64:ff9b:1:ffff:ffff:ffff:ffff:ffff]",
+             GET("[64:ff9b:1:ffff:ffff:ffff:ffff:ffff]", "/")),
+        ALLOW("read", GET("[64:ff9b:2::1]", "/")),
+        ALLOW("read", GET("[64:ff9b:0:1::1]", "/")),
         DENY("a local destination: [::ffff:127.0.0.1]", GET("[::ffff:127.0.0.1]", "/")),
         DENY("a local destination: [::ffff:169.254.169.254]", GET("[::ffff:169.254.169.254]:80", "/")),
         /* IPv4-compatible and NAT64 forms of a local IPv4 address. */
@@ -1156,9 +1186,39 @@ static const DecisionCase decisions[] = {
         DENY("a local destination: [64:ff9b::7f00:1]", GET("[64:ff9b::127.0.0.1]", "/")),
         DENY("a local destination: [64:ff9b::a9fe:a9fe]", GET("[64:FF9B::169.254.169.254]", "/")),
         DENY("a local destination: [64:ff9b::]", GET("[64:ff9b::]", "/")),
+        DENY("a local destination: [64:ff9b::a00:1]", GET("[64:ff9b::10.0.0.1]", "/")),
+        DENY("a local destination: [64:ff9b::c0a8:101]", GET("[64:ff9b::192.168.1.1]", "/")),
+        DENY("a local destination: [64:ff9b::ac10:1]", GET("[64:ff9b::172.16.0.1]", "/")),
+        DENY("a local destination: [::ffff:10.0.0.1]", GET("[::ffff:10.0.0.1]", "/")),
         ALLOW("read", GET("[64:ff9b::cb00:710a]", "/")),
         ALLOW("read", GET("[64:ff9c::7f00:1]", "/")),
         ALLOW("read", GET("[1::127.0.0.1]", "/")),
+        /* A CONNECT inside a tunnel (it came with a TLS server name, or its target is a URL inside one):
+         * refused before anything else, whatever its target. */
+        DENY("a CONNECT inside a tunnel (to example.com): the proxy would relay its bytes to the origin "
+             "unread",
+             .method = "CONNECT", .host = "example.com", .port = 443, .sni = "example.com"),
+        DENY("a CONNECT inside a tunnel (to example.com)", .method = "CONNECT", .host = "example.com:443",
+             .url_host = "example.com", .url_port = 443),
+        DENY("a CONNECT inside a tunnel (to 127.0.0.1)", .method = "CONNECT", .host = "127.0.0.1:443",
+             .sni = "example.com"),
+        /* The scheme: http and https alone; a CONNECT has none. */
+        ALLOW("read", .method = "GET", .host = "example.com", .path = "/", .scheme = "http"),
+        ALLOW("read", .method = "GET", .host = "example.com", .path = "/", .scheme = "https"),
+        DENY("the scheme ftp: only http and https are proxied", .method = "GET", .host = "example.com",
+             .path = "/", .scheme = "ftp"),
+        DENY("the scheme whois: only http and https are proxied", .method = "GET", .host = "example.com",
+             .path = "/", .scheme = "whois"),
+        DENY("the scheme urn: ", .method = "GET", .host = "example.com", .path = "/", .scheme = "urn"),
+        DENY("the scheme gopher: ", .method = "HEAD", .host = "example.com", .path = "/",
+             .scheme = "gopher"),
+        ALLOW("tunnel", .method = "CONNECT", .host = "example.com", .port = 443, .scheme = "authority_form"),
+        /* A control byte encoded in the path, reads too; not in the query string. */
+        DENY("a control character encoded in the path (%00-%1F or %7F): GET example.com/a%0d%0aDELE",
+             GET("example.com", "/a%0d%0aDELE")),
+        DENY("a control character encoded in the path", GET("example.com", "/%7f")),
+        ALLOW("read", GET("example.com", "/a?q=%0a")),
+        ALLOW("read", GET("example.com", "/%e9%7e%20")),
         /* Tunnels: to any host not refused above, port 443 only; each request inside is decided alone. */
         ALLOW("tunnel", .method = "CONNECT", .host = "example.com", .port = 443),
         ALLOW("tunnel", .method = "CONNECT", .host = "example.com:443"),

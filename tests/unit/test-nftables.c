@@ -71,7 +71,8 @@
         "\t\tmeta skuid 998 ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, "                 \
         "169.254.0.0/16, 172.16.0.0/12, 192.0.0.0/24, 192.168.0.0/16, 198.18.0.0/15, 224.0.0.0/3, "         \
         "168.63.129.16 } counter jump refuse\n"                                                             \
-        "\t\tmeta skuid 998 ip6 daddr { ::/96, fc00::/7, fe80::/10, fec0::/10, ff00::/8, ::ffff:0:0/96, "   \
+        "\t\tmeta skuid 998 ip6 daddr { ::/96, 64:ff9b:1::/48, fc00::/7, fe80::/10, fec0::/10, ff00::/8, "  \
+        "::ffff:0:0/96, "                                                                                   \
         "64:ff9b::/104, 64:ff9b::a00:0/104, 64:ff9b::6440:0/106, 64:ff9b::7f00:0/104, "                     \
         "64:ff9b::a9fe:0/112, 64:ff9b::ac10:0/108, 64:ff9b::c000:0/120, 64:ff9b::c0a8:0/112, "              \
         "64:ff9b::c612:0/111, 64:ff9b::e000:0/99, 64:ff9b::a83f:8110 } counter jump refuse\n"
@@ -333,14 +334,36 @@ START_TEST(test_local_ranges_contain)
                 const char *address;
                 bool local;
         } cases[] = {
-                { "127.0.0.1", true },      { "10.1.2.3", true },      { "169.254.169.254", true },
-                { "172.31.255.255", true }, { "172.32.0.0", false },   { "100.127.0.1", true },
-                { "100.128.0.1", false },   { "168.63.129.16", true }, { "168.63.129.17", false },
-                { "198.51.100.2", false },  { "203.0.113.10", false }, { "8.8.8.8", false },
-                { "239.1.1.1", true },      { "::1", true },           { "::", true },
-                { "::127.0.0.1", true },    { "fe80::1", true },       { "fd00:ec2::254", true },
-                { "2001:db8::1", false },   { "ff02::1", true },       { "febf::1", true },
-                { "2a00:1450::1", false },  { "::1:0:0:1", false },
+                { "127.0.0.1", true },
+                { "10.1.2.3", true },
+                { "169.254.169.254", true },
+                { "172.31.255.255", true },
+                { "172.32.0.0", false },
+                { "100.127.0.1", true },
+                { "100.128.0.1", false },
+                { "168.63.129.16", true },
+                { "168.63.129.17", false },
+                { "198.51.100.2", false },
+                { "203.0.113.10", false },
+                { "8.8.8.8", false },
+                { "239.1.1.1", true },
+                { "::1", true },
+                { "::", true },
+                { "::127.0.0.1", true },
+                { "fe80::1", true },
+                { "fd00:ec2::254", true },
+                { "2001:db8::1", false },
+                { "ff02::1", true },
+                { "febf::1", true },
+                { "2a00:1450::1", false },
+                { "::1:0:0:1", false },
+                /* RFC 8215's local-use translation prefix, whole, and its neighbours. */
+                { "64:ff9b:1::1", true },
+                { "64:ff9b:1:ffff::1", true },
+                { "64:ff9b:2::1", false },
+                { "64:ff9b:0:1::1", false },
+                { "fc00::1", true },
+                { "fbff::1", false },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
