@@ -893,7 +893,8 @@ done
 printf "[http]\nproxy = \"http://127.0.0.1:1\"\n[net]\noffline = true\n" >.cargo/config.toml
 mkdir -p /tmp/.cargo && cp .cargo/config.toml /tmp/.cargo/config.toml
 printf "registry=http://127.0.0.1:1/\nproxy=http://127.0.0.1:1/\n" >.npmrc
-gitcfg=$(printf "[protocol \"ext\"]\n\tallow = always\n[url \"ext::sh -c touch%% %s/git-read\"]\n\tinsteadOf = https://www.fake.test/\n" "$m")
+# insteadOf replaces the prefix: what follows it in the URL lands after the "#", a comment to sh.
+gitcfg=$(printf "[protocol \"ext\"]\n\tallow = always\n[url \"ext::sh -c touch%% %s/git-read%% #\"]\n\tinsteadOf = https://www.fake.test/\n" "$m")
 printf "%s\n" "$gitcfg" >.gitconfig
 printf "%s\n" "$gitcfg" >.config/git/config
 for d in "$HOME" /tmp /var/tmp; do git init -q "$d" && printf "%s\n" "$gitcfg" >>"$d/.git/config"; done

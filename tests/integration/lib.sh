@@ -168,7 +168,7 @@ curl_image_archive() {
         runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" XDG_RUNTIME_DIR="$work/archive-runtime" sh -c \
                 'cd / && podman import -q "$1" localhost/ajt-check-curl:1 >/dev/null &&
                  podman save -q --format docker-archive -o "$2/curl.tar" localhost/ajt-check-curl:1 &&
-                 podman rmi -q localhost/ajt-check-curl:1 >/dev/null' sh "$work/rootfs.tar" "$work/archive" \
+                 podman rmi localhost/ajt-check-curl:1 >/dev/null' sh "$work/rootfs.tar" "$work/archive" \
                 >"$work/archive.out" 2>&1 || { sed 's/^/# | /' "$work/archive.out" >&2; return 1; }
         install -d -m 0755 /var/lib/ajt-images
         on_exit "rm -rf /var/lib/ajt-images"
