@@ -778,6 +778,9 @@ static int inside_dispose(const InsideOptions *o)
 {
         if (!o->run_dir || *o->rest)
                 return fail("dispose: usage", NULL);
+        /* Nothing of the sandbox user outlives the runner: a huge tree's removal neither. */
+        if (export_watch_caller(STDOUT_FILENO, 1) < 0)
+                return fail("dispose: cannot watch the runner", NULL);
         if (dispose_run_dir(o->run_dir) != 0)
                 return 1;
         printf("disposed\n");
@@ -801,6 +804,9 @@ static int inside_export(const InsideOptions *o)
 
         if (!o->run_dir || !o->max_file_bytes || !o->max_total_bytes || !o->max_files)
                 return fail("export: usage", NULL);
+        /* The exporter reads what the agent left: whatever holds it up, it ends with the runner. */
+        if (export_watch_caller(STDOUT_FILENO, 1) < 0)
+                return fail("export: cannot watch the runner", NULL);
         names = calloc(n + 1, sizeof(char *));
         if (!names || asprintf(&work, "%s/" RUN_WORKSPACE, o->run_dir) < 0)
                 return fail("out of memory", NULL);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -765,6 +766,37 @@ START_TEST(test_receiver_pieces_and_drop)
 }
 END_TEST
 
+/* The exporter blocked where the agent made it block (an open() of a FIFO nobody writes) ends once its
+ * caller is gone: the caller's end of the stream closed, as when the runner is killed. Alive until then. */
+START_TEST(test_watch_caller)
+{
+        _cleanup_close_ int top = make_dir(dirfd_tmp, "watch");
+        int sv[2], status = 0;
+        pid_t pid;
+
+        ck_assert_int_eq(mkfifoat(top, "fifo", 0600), 0);
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                (void)close(sv[0]);
+                if (export_watch_caller(sv[1], 7) < 0)
+                        _exit(2);
+                (void)openat(top, "fifo", O_RDONLY); /* blocks: no writer */
+                _exit(3);
+        }
+        (void)close(sv[1]);
+        (void)usleep(300000);
+        ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0); /* still blocked */
+        (void)close(sv[0]);
+        alarm(10);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        alarm(0);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 7);
+}
+END_TEST
+
 static void write_file_record(int fd, const char *name, size_t size, size_t chunk)
 {
         _cleanup_free_ char *buf = malloc(chunk);
@@ -1017,6 +1049,7 @@ int main(void)
         tcase_add_test(tc, test_sender_names_checked_first);
         tcase_add_test(tc, test_round_trip);
         tcase_add_test(tc, test_receiver_pieces_and_drop);
+        tcase_add_test(tc, test_watch_caller);
         tcase_add_test(tc, test_per_file_limit);
         tcase_add_test(tc, test_lying_chunks);
         tcase_add_test(tc, test_total_and_count_limits);
