@@ -1049,7 +1049,7 @@ static int phase_export(Run *run)
         int r;
 
         phase_start("export");
-        args = calloc(n + 2 * RUN_TRUSTED_PATHS_MAX + 16, sizeof(char *));
+        args = calloc(n + 2 * RUN_TRUSTED_PATHS_MAX + 20, sizeof(char *));
         names = calloc(n + 2, sizeof(char *));
         if (!args || !names) {
                 phase_end(run, "export", t0, false, "out of memory");
@@ -1078,6 +1078,9 @@ static int phase_export(Run *run)
         args[k++] = (char *)"--max-files";
         args[k++] = num[2];
         args[k++] = (char *)"--dispose";
+        /* The disposal removes the run's token and the profile's token files first, by name. */
+        args[k++] = (char *)"--profile";
+        args[k++] = (char *)run->plan.profile;
         if (p->patch) {
                 args[k++] = (char *)"--commit";
                 args[k++] = run->summary.commit;
@@ -1224,7 +1227,13 @@ static int dispose_on_out(const char *data, size_t n, void *userdata)
 
 static int phase_dispose(Run *run)
 {
-        char *args[] = { (char *)"run-inside", (char *)"dispose", (char *)"--run-dir", run->run_dir, NULL };
+        char *args[] = { (char *)"run-inside",
+                         (char *)"dispose",
+                         (char *)"--run-dir",
+                         run->run_dir,
+                         (char *)"--profile",
+                         (char *)run->plan.profile,
+                         NULL };
         char detail[SUMMARY_TEXT_MAX];
         CloneOut out = { .run = run };
         Pump pump = { .run = run,
