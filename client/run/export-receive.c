@@ -327,9 +327,10 @@ int export_receiver_end(ExportReceiver *x, ExportResult *ret)
                 export_receiver_free(x);
                 return r;
         }
-        result = (ExportResult){ .entries = TAKE_PTR(rc->entries),
-                                 .n_entries = rc->n_entries,
-                                 .total_bytes = rc->total_bytes };
+        result.entries = rc->entries;
+        rc->entries = NULL; /* the result's now: nothing is undone */
+        result.n_entries = rc->n_entries;
+        result.total_bytes = rc->total_bytes;
         for (size_t i = 0; i < result.n_entries; i++) {
                 const ExportEntry *e = &result.entries[i];
 

@@ -138,10 +138,15 @@ static void printable_name(const char *rel, char *buf, size_t size)
 {
         size_t i = 0;
 
-        for (; rel[i] && i + 4 < size; i++)
-                buf[i] = rel[i] > ' ' && rel[i] < 0x7f ? rel[i] : '?';
-        if (rel[i])
-                memcpy(buf + i, "...", 3), i += 3;
+        for (; rel[i] && i + 4 < size; i++) {
+                buf[i] = '?';
+                if (rel[i] > ' ' && rel[i] < 0x7f)
+                        buf[i] = rel[i];
+        }
+        if (rel[i]) {
+                memcpy(buf + i, "...", 3);
+                i += 3;
+        }
         buf[i] = '\0';
 }
 
@@ -186,7 +191,8 @@ static bool config_includes(const char *data, size_t size)
                         i++;
                         while (i < size && (data[i] == ' ' || data[i] == '\t'))
                                 i++;
-                        if (size - i >= 7 && strncasecmp(data + i, "include", 7) == 0)
+                        /* data ends with a NUL, where the comparison stops. */
+                        if (i < size && strncasecmp(data + i, "include", 7) == 0)
                                 return true;
                 }
                 while (i < size && data[i] != '\n')

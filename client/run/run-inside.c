@@ -840,8 +840,6 @@ static int dispose_run_dir(const InsideOptions *o)
         else if (errno != ENOENT)
                 tokens = fail("dispose: cannot open the run's directory to remove its token first",
                               strerror(errno));
-        if (run_fd >= 0)
-                (void)close(TAKE_FD(run_fd));
         r = remove_tree_at(parent_fd, name);
         if (r < 0)
                 return fail(tokens ? "cannot remove the run's directory, nor its token (above)"

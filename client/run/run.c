@@ -1098,6 +1098,7 @@ static int phase_export(Run *run)
                 phase_end(run, "export", t0, false, err.message);
                 return RUN_EXIT_CLEANUP;
         }
+        /* cppcheck-suppress unreadVariable ; the handlers read it through pump.userdata */
         out.pump = &pump;
         r = enter_sandbox(run, run->run_dir, args, &e);
         if (r < 0) {
