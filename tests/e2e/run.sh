@@ -480,7 +480,8 @@ eh_wait() {
 eh_exporter() {
         local end=$((SECONDS + 60)) p
         while [ "$SECONDS" -lt "$end" ]; do
-                p=$(pgrep -u "$SANDBOX_UID" -f 'run-inside export' | head -n1) && { echo "$p"; return; }
+                p=$(pgrep -u "$SANDBOX_UID" -f 'run-inside export' | head -n1)
+                [ -n "$p" ] && { echo "$p"; return; }
                 kill -0 "$eh_pid" 2>/dev/null || return
         done
 }
@@ -525,6 +526,7 @@ export_hang_signals() {
         if [ -z "$exporter" ]; then
                 fail "the exporter was not caught running"
                 eh_wait 60
+                sed 's/^/# | /' "$work/export-term.err"
         else
                 kill -STOP "$exporter"
                 pass "the exporter caught running, and stopped"
@@ -592,7 +594,14 @@ export_hang_disposal() {
         done
         run_dir=$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' | head -n1)
         expect_eq "the token file is there while the agent runs" yes \
-                "$([ -f "$run_dir/token/token" ] && echo yes)"
+                "$([ -n "$run_dir" ] && [ -f "$run_dir/token/token" ] && echo yes)"
+        if [ -z "$run_dir" ] || [ ! -d "$run_dir/workspace/m" ]; then
+                fail "the agent did not get to wait"
+                sed 's/^/# | /' "$work/undisposable.err"
+                eh_wait 120
+                eh_cleanup
+                return
+        fi
         mount -t tmpfs -o size=1m ajt-undisposable "$run_dir/workspace/m"
         on_exit "umount $run_dir/workspace/m 2>/dev/null"
         touch "$run_dir/workspace/go"
@@ -608,7 +617,7 @@ export_hang_disposal() {
 }
 
 printf 'eh-token-%s\n' "$RANDOM$RANDOM" >"$work/eh-token"
-chmod 0644 "$work/eh-token"
+chmod 0600 "$work/eh-token" # root opens it for run's standard input; the token probes search /tmp
 export_hang_fifo
 export_hang_signals
 export_hang_disposal
