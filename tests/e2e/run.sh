@@ -488,6 +488,9 @@ eh_exporter() {
 eh_phase() { # NAME SUMMARY_JSON: the phase's outcome and detail
         python3 -c 'import json, sys; print(" ".join(p["outcome"] + ": " + p["detail"] for p in json.load(open(sys.argv[2]))["phases"] if p["name"] == sys.argv[1]))' "$1" "$2" 2>&1
 }
+eh_export() { # NAME SUMMARY_JSON: the output's outcome and reason
+        python3 -c 'import json, sys; print(" ".join(e["outcome"] + ": " + e["reason"] for e in json.load(open(sys.argv[2]))["exports"] if e["name"] == sys.argv[1]))' "$1" "$2" 2>&1
+}
 eh_cleanup() {
         kill_uid "$SANDBOX_UID"
         find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' -exec rm -rf --one-file-system {} +
@@ -505,8 +508,8 @@ export_hang_fifo() {
                 eh_wait 120
                 expect_eq "a FIFO at $where: run ended, status 0" 0 "$status"
                 [ "$status" = 0 ] || sed 's/^/# | /' "$work/$name.err"
-                expect_contains "... the patch refused, naming it" "| patch.diff | refused | 0 | $where is a FIFO" \
-                        "$(cat "$o/summary.md" 2>&1)"
+                expect_contains "... the patch refused, naming it" "refused: $where is a FIFO" \
+                        "$(eh_export patch.diff "$o/summary.json")"
                 expect_eq "... the other output exported" "done" "$(cat "$o/workspace/out/r.txt" 2>&1)"
                 expect_eq "... no exporter nor anything else of the sandbox user left" 0 "$(sandbox_processes)"
                 expect_eq "... disposed of" 0 "$(run_dirs)"
