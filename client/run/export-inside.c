@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/openat2.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,4 +152,51 @@ int export_send_buffer(int out_fd, const char *name, const void *data, size_t si
 int export_send_end(int out_fd)
 {
         return export_write_stream_end(out_fd);
+}
+
+typedef struct Watch {
+        int fd, status;
+} Watch;
+
+static void *watch_caller(void *userdata)
+{
+        Watch w = *(Watch *)userdata;
+
+        free(userdata);
+        for (;;) {
+                struct pollfd p = { .fd = w.fd, .events = 0 };
+
+                if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                        _exit(w.status);
+                if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+                        _exit(w.status);
+        }
+        return NULL;
+}
+
+int export_watch_caller(int fd, int status)
+{
+        pthread_attr_t attr;
+        pthread_t thread;
+        Watch *w;
+        int r;
+
+        assert(fd >= 0);
+
+        w = malloc(sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        *w = (Watch){ .fd = fd, .status = status };
+        r = pthread_attr_init(&attr);
+        if (r == 0) {
+                r = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                if (r == 0)
+                        r = pthread_create(&thread, &attr, watch_caller, w);
+                (void)pthread_attr_destroy(&attr);
+        }
+        if (r != 0) {
+                free(w);
+                return -r;
+        }
+        return 0;
 }

@@ -25,3 +25,9 @@ int export_send_buffer(int out_fd, const char *name, const void *data, size_t si
 
 /* The END record, after everything else. */
 int export_send_end(int out_fd);
+
+/* Ends this process (_exit(status)) once the peer of fd (the runner's end of the stream, on standard
+ * output) is gone: the runner died, however it was killed. A thread polls fd for POLLHUP or POLLERR, so
+ * that whatever the process is doing (a patch of a huge tree, a disposal, a read the sandbox user made
+ * block), it does not outlive its caller. 0 or -errno. */
+int export_watch_caller(int fd, int status);

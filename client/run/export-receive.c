@@ -249,43 +249,17 @@ static const ExportReaderCallbacks callbacks = {
         .refusal = on_refusal,
 };
 
-static int receive_stream(Receiver *rc, int in_fd, AjError *reterr)
-{
-        _cleanup_free_ char *buf = malloc(EXPORT_CHUNK_MAX);
+struct ExportReceiver {
+        Receiver rc;
         ExportReader reader;
+        int error; /* the first error of the stream (the reader's or a callback's), sticky: -errno */
+};
 
-        if (!buf)
-                return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
-        export_reader_init(&reader, &callbacks, rc);
-        for (;;) {
-                ssize_t k = read(in_fd, buf, EXPORT_CHUNK_MAX);
-                int r;
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        int error = errno;
-                        return aj_error(reterr, error, 0, 0, "reading the export stream: %s",
-                                        strerror(error));
-                }
-                if (k == 0)
-                        return export_reader_end(&reader, reterr);
-                r = export_reader_feed(&reader, buf, (size_t)k, reterr);
-                if (r < 0)
-                        return r;
-        }
-}
-
-int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLimits *limits,
-                   ExportResult *ret, AjError *reterr)
+int export_receiver_new(int outdir_fd, char *const *names, const ExportLimits *limits, ExportReceiver **ret,
+                        AjError *reterr)
 {
-        Receiver rc = {
-                .outdir_fd = outdir_fd, .limits = limits, .dir_fd = -EBADF, .fd = -EBADF, .reterr = reterr
-        };
-        ExportResult result = {};
-        int r;
+        ExportReceiver *x;
 
-        assert(in_fd >= 0);
         assert(outdir_fd >= 0);
         assert(limits);
         assert(ret);
@@ -293,41 +267,72 @@ int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLim
         if (export_names_check(names) < 0)
                 return aj_error(reterr, EINVAL, 0, 0,
                                 "the requested outputs are not distinct plain relative paths");
-        rc.n_entries = strv_length(names);
-        rc.entries = calloc(rc.n_entries + 1, sizeof(ExportEntry));
-        rc.by_name = calloc(rc.n_entries + 1, sizeof(ExportEntry *));
-        if (!rc.entries || !rc.by_name) {
-                free(rc.entries);
-                free(rc.by_name);
+        x = calloc(1, sizeof(*x));
+        if (!x)
+                return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
+        x->rc = (Receiver){
+                .outdir_fd = outdir_fd, .limits = limits, .dir_fd = -EBADF, .fd = -EBADF, .reterr = reterr
+        };
+        x->rc.n_entries = strv_length(names);
+        x->rc.entries = calloc(x->rc.n_entries + 1, sizeof(ExportEntry));
+        x->rc.by_name = calloc(x->rc.n_entries + 1, sizeof(ExportEntry *));
+        if (!x->rc.entries || !x->rc.by_name) {
+                free(x->rc.entries);
+                free(x->rc.by_name);
+                free(x);
                 return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
         }
-        for (size_t i = 0; i < rc.n_entries; i++) {
-                rc.entries[i].name = names[i];
-                rc.by_name[i] = &rc.entries[i];
+        for (size_t i = 0; i < x->rc.n_entries; i++) {
+                x->rc.entries[i].name = names[i];
+                x->rc.by_name[i] = &x->rc.entries[i];
         }
-        qsort(rc.by_name, rc.n_entries, sizeof(ExportEntry *), compare_entries);
+        qsort(x->rc.by_name, x->rc.n_entries, sizeof(ExportEntry *), compare_entries);
+        export_reader_init(&x->reader, &callbacks, &x->rc);
+        *ret = x;
+        return 0;
+}
 
-        r = receive_stream(&rc, in_fd, reterr);
-        free(rc.by_name);
+int export_receiver_feed(ExportReceiver *x, const void *data, size_t size)
+{
+        assert(x);
+
+        if (x->error == 0)
+                x->error = export_reader_feed(&x->reader, data, size, x->rc.reterr);
+        return x->error < 0 ? x->error : 0;
+}
+
+/* Nothing half-exported remains: this call's files, then its directories. */
+static void receiver_undo(Receiver *rc)
+{
+        if (rc->current)
+                drop_current(rc);
+        for (size_t i = 0; i < rc->n_entries; i++)
+                if (rc->entries[i].state == EXPORT_EXPORTED)
+                        remove_at(rc, rc->entries[i].name, 0);
+        remove_dirs(rc, 0);
+}
+
+int export_receiver_end(ExportReceiver *x, ExportResult *ret)
+{
+        Receiver *rc;
+        ExportResult result = {};
+        int r;
+
+        assert(x);
+        assert(ret);
+
+        rc = &x->rc;
+        r = x->error < 0 ? x->error : export_reader_end(&x->reader, rc->reterr);
         if (r < 0) {
-                /* Nothing half-exported remains: this call's files, then its directories. */
-                if (rc.current)
-                        drop_current(&rc);
-                for (size_t i = 0; i < rc.n_entries; i++)
-                        if (rc.entries[i].state == EXPORT_EXPORTED)
-                                remove_at(&rc, rc.entries[i].name, 0);
-                remove_dirs(&rc, 0);
-                strv_clear(&rc.dirs);
-                free(rc.entries);
+                export_receiver_free(x);
                 return r;
         }
-        strv_clear(&rc.dirs);
-
-        result = (ExportResult){ .entries = rc.entries,
-                                 .n_entries = rc.n_entries,
-                                 .total_bytes = rc.total_bytes };
-        for (size_t i = 0; i < rc.n_entries; i++) {
-                const ExportEntry *e = &rc.entries[i];
+        result.entries = rc->entries;
+        rc->entries = NULL; /* the result's now: nothing is undone */
+        result.n_entries = rc->n_entries;
+        result.total_bytes = rc->total_bytes;
+        for (size_t i = 0; i < result.n_entries; i++) {
+                const ExportEntry *e = &result.entries[i];
 
                 result.n_exported += e->state == EXPORT_EXPORTED;
                 result.n_refused += e->state == EXPORT_REFUSED;
@@ -335,8 +340,58 @@ int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLim
                 result.n_failed += e->state == EXPORT_REFUSED && e->error != 0;
                 result.limit_hit = result.limit_hit || e->limit;
         }
+        export_receiver_free(x);
         *ret = result;
         return 0;
+}
+
+void export_receiver_free(ExportReceiver *x)
+{
+        if (!x)
+                return;
+        if (x->rc.entries)
+                receiver_undo(&x->rc);
+        if (x->rc.dir_fd >= 0)
+                (void)close(x->rc.dir_fd);
+        strv_clear(&x->rc.dirs);
+        free(x->rc.entries);
+        free(x->rc.by_name);
+        free(x);
+}
+
+int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLimits *limits,
+                   ExportResult *ret, AjError *reterr)
+{
+        _cleanup_free_ char *buf = NULL;
+        ExportReceiver *x = NULL;
+        int r;
+
+        assert(in_fd >= 0);
+
+        r = export_receiver_new(outdir_fd, names, limits, &x, reterr);
+        if (r < 0)
+                return r;
+        buf = malloc(EXPORT_CHUNK_MAX);
+        if (!buf) {
+                export_receiver_free(x);
+                return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
+        }
+        for (;;) {
+                ssize_t k = read(in_fd, buf, EXPORT_CHUNK_MAX);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        int error = errno;
+                        export_receiver_free(x);
+                        return aj_error(reterr, error, 0, 0, "reading the export stream: %s",
+                                        strerror(error));
+                }
+                if (k == 0)
+                        return export_receiver_end(x, ret);
+                if (export_receiver_feed(x, buf, (size_t)k) < 0)
+                        return export_receiver_end(x, ret);
+        }
 }
 
 void export_result_done(ExportResult *result)

@@ -57,4 +57,17 @@ typedef struct ExportResult {
 int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLimits *limits,
                    ExportResult *ret, AjError *reterr);
 
+/* The same, fed by the caller as the stream comes (from a pump that also watches a deadline and the
+ * run's signals): export_receiver_new() checks names as export_receive() does; export_receiver_feed()
+ * takes each piece of the stream (-EBADMSG or -errno once the stream broke, and from then on);
+ * export_receiver_end() at the stream's end gives *ret as export_receive() does, or the error, with
+ * everything this receiver wrote removed again; export_receiver_free() without an end (a cancel, a
+ * deadline) also removes everything it wrote. end and free both free the receiver. */
+typedef struct ExportReceiver ExportReceiver;
+int export_receiver_new(int outdir_fd, char *const *names, const ExportLimits *limits, ExportReceiver **ret,
+                        AjError *reterr);
+int export_receiver_feed(ExportReceiver *x, const void *data, size_t size);
+int export_receiver_end(ExportReceiver *x, ExportResult *ret);
+void export_receiver_free(ExportReceiver *x);
+
 void export_result_done(ExportResult *result);

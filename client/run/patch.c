@@ -3,6 +3,8 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <git2.h>
 #include <git2/sys/repository.h>
 #include <stdbool.h>
@@ -10,9 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "clone.h"
 #include "macro.h"
+#include "read-file.h"
 
 DEFINE_GIT_FREEP(git_repository)
 DEFINE_GIT_FREEP(git_config)
@@ -87,6 +91,161 @@ static bool is_excluded(const char *path, char *const *exclude_paths)
         return false;
 }
 
+/* ---- what libgit2 will open, checked first ---- */
+
+#define CONFIG_READ_MAX (1024 * 1024)
+
+/* The walk's state: nftw() takes no userdata. The exporter builds one patch, in one thread. */
+static struct {
+        size_t top; /* strlen(workdir) */
+        char why[200];
+        char name[160];
+} walk;
+
+static const char *type_word(mode_t mode)
+{
+        switch (mode & S_IFMT) {
+        case S_IFIFO:
+                return "a FIFO";
+        case S_IFSOCK:
+                return "a socket";
+        case S_IFCHR:
+        case S_IFBLK:
+                return "a device";
+        case S_IFLNK:
+                return "a symbolic link";
+        case S_IFDIR:
+                return "a directory";
+        default:
+                return "not a regular file";
+        }
+}
+
+/* Whether rel (a path below the workspace) is a .git directory or something in one. */
+static bool in_git_dir(const char *rel)
+{
+        for (const char *p = rel; p; p = strchr(p, '/')) {
+                if (*p == '/')
+                        p++;
+                if (strncmp(p, ".git", 4) == 0 && (p[4] == '\0' || p[4] == '/'))
+                        return true;
+        }
+        return false;
+}
+
+/* The name as it may stand in a refusal's reason: printable ASCII, cut short. */
+static void printable_name(const char *rel, char *buf, size_t size)
+{
+        size_t i = 0;
+
+        for (; rel[i] && i + 4 < size; i++) {
+                buf[i] = '?';
+                if (rel[i] > ' ' && rel[i] < 0x7f)
+                        buf[i] = rel[i];
+        }
+        if (rel[i]) {
+                memcpy(buf + i, "...", 3);
+                i += 3;
+        }
+        buf[i] = '\0';
+}
+
+static int walk_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+        const char *rel = path + walk.top + (path[walk.top] == '/'), *base = path + ftw->base;
+        bool git = in_git_dir(rel);
+
+        if (ftw->level == 0)
+                return 0;
+        printable_name(rel, walk.name, sizeof(walk.name));
+        if (type == FTW_NS || type == FTW_DNR) {
+                (void)snprintf(walk.why, sizeof(walk.why), "cannot be read");
+                return 1;
+        }
+        /* In a repository's directory, libgit2 opens files (its configuration, HEAD, objects, packs and
+         * their indexes, info/) by name, following links: only regular files and directories are read. */
+        if (git && !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode)) {
+                (void)snprintf(walk.why, sizeof(walk.why), "is %s", type_word(st->st_mode));
+                return 1;
+        }
+        /* And in the working tree the ignore, attribute and submodule files of every directory. */
+        if ((strcmp(base, ".gitignore") == 0 || strcmp(base, ".gitattributes") == 0 ||
+             strcmp(base, ".gitmodules") == 0) &&
+            !S_ISREG(st->st_mode)) {
+                (void)snprintf(walk.why, sizeof(walk.why), "is %s", type_word(st->st_mode));
+                return 1;
+        }
+        return 0;
+}
+
+/* Whether a configuration has a section [include] or [includeIf ...] (whose path libgit2 follows as it
+ * opens the repository): any line whose first non-blank is "[", then blanks, then "include" in any case.
+ * A line that only continues a value is taken as a line too: more is refused, never less. */
+static bool config_includes(const char *data, size_t size)
+{
+        for (size_t i = 0; i < size;) {
+                while (i < size && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' ||
+                                    data[i] == '\v' || data[i] == '\f' || (unsigned char)data[i] >= 0x80))
+                        i++;
+                if (i < size && data[i] == '[') {
+                        i++;
+                        while (i < size && (data[i] == ' ' || data[i] == '\t'))
+                                i++;
+                        /* data ends with a NUL, where the comparison stops. */
+                        if (i < size && strncasecmp(data + i, "include", 7) == 0)
+                                return true;
+                }
+                while (i < size && data[i] != '\n')
+                        i++;
+                i++;
+        }
+        return false;
+}
+
+/* Before libgit2 opens anything of the workspace: every file it may open there is a regular file (a FIFO
+ * would block it for good, a device or a link lead anywhere), the configuration it reads as it opens the
+ * repository includes nothing from elsewhere, and no alternates send it to objects elsewhere. Nothing of
+ * the sandbox user runs while the exporter does: what is checked here stays so. */
+int patch_check_workspace(const char *workdir, AjError *reterr)
+{
+        _cleanup_free_ char *config = NULL, *data = NULL, *alternates = NULL, *commondir = NULL;
+        size_t size = 0;
+        struct stat st;
+        int r;
+
+        assert(workdir);
+
+        walk.top = strlen(workdir);
+        walk.why[0] = walk.name[0] = '\0';
+        r = nftw(workdir, walk_entry, 16, FTW_PHYS | FTW_MOUNT);
+        if (r > 0)
+                return aj_error(reterr, EINVAL, 0, 0, "%s %s: libgit2 reads only regular files there",
+                                walk.name, walk.why);
+        if (r < 0)
+                return aj_error(reterr, errno, 0, 0, "cannot look through the workspace: %s",
+                                strerror(errno));
+        if (asprintf(&config, "%s/.git/config", workdir) < 0 ||
+            asprintf(&alternates, "%s/.git/objects/info/alternates", workdir) < 0 ||
+            asprintf(&commondir, "%s/.git/commondir", workdir) < 0)
+                return -ENOMEM;
+        if (lstat(alternates, &st) == 0 || errno != ENOENT)
+                return aj_error(reterr, EINVAL, 0, 0,
+                                ".git/objects/info/alternates: objects from elsewhere are not read");
+        if (lstat(commondir, &st) == 0 || errno != ENOENT)
+                return aj_error(reterr, EINVAL, 0, 0,
+                                ".git/commondir: a repository directory elsewhere is not read");
+        r = read_regular_nofollow(AT_FDCWD, config, CONFIG_READ_MAX, &data, &size);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, ".git/config: %s", strerror(-r));
+        if (config_includes(data, size))
+                return aj_error(reterr, EINVAL, 0, 0,
+                                ".git/config has an include or includeIf section: libgit2 would read files "
+                                "from anywhere");
+        return 0;
+}
+
 /* The repository of workdir with an empty configuration and an empty index: neither, the agent's to
  * write, may change what the diff shows (core.symlinks=false would have a link read as the file it names,
  * core.worktree move the tree, excludes and attributes files come from anywhere). */
@@ -134,6 +293,9 @@ int patch_build(const char *workdir, const char *commit_hex, char *const *exclud
 
         if (!commit_hex || strspn(commit_hex, "0123456789abcdef") != 40 || commit_hex[40] != '\0')
                 return aj_error(reterr, EINVAL, 0, 0, "the commit is not 40 lowercase hex digits");
+        r = patch_check_workspace(workdir, reterr);
+        if (r < 0)
+                return r;
         git_init = libgit2_init_isolated(reterr);
         if (git_init < 0)
                 return git_init;

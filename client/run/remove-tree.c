@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The tree removal (remove-tree.h): an iterative walk with one open directory per level, so the depth is
- * bounded by a table, not by the C stack. */
+/* The tree removal (remove-tree.h): an iterative walk with one open directory per level, so the C stack
+ * does not grow with the depth; what lies deeper than the table of levels is moved up and walked again. */
 #include "remove-tree.h"
 
 #include <assert.h>
@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,9 +74,29 @@ static int open_dir(int dirfd, const char *name, const struct statx *st, DIR **r
         return 0;
 }
 
+/* A directory one level deeper than the walk holds open is moved up into the top, under a name of its
+ * own there (RENAME_NOREPLACE), and removed from there in a later pass: so no depth stops the removal.
+ * Moving a directory to another parent rewrites its "..": it needs u+w, which its owner may give it. */
+static int move_up(int fd, const char *name, const struct statx *st, int top_fd, unsigned *counter)
+{
+        char up[32];
+
+        if (st->stx_uid == geteuid() && (st->stx_mode & 0700) != 0700 &&
+            fchmodat(fd, name, (st->stx_mode & 07777) | 0700, 0) < 0)
+                return -errno;
+        for (;;) {
+                (void)snprintf(up, sizeof(up), ".remove-tree-%u", (*counter)++);
+                if (renameat2(fd, name, top_fd, up, RENAME_NOREPLACE) == 0)
+                        return 0;
+                if (errno != EEXIST)
+                        return -errno;
+        }
+}
+
 /* Empties the directory open at stack[0], leaving stack[0] open: each loop reads one name of the deepest
- * open level, and an emptied level is closed and removed from the one above. */
-static int empty_tree(Level *stack, const struct statx *top)
+ * open level, and an emptied level is closed and removed from the one above. What lies deeper than
+ * REMOVE_TREE_DEPTH_MAX is moved up into the top (*moved counts them): the caller reads the top again. */
+static int empty_tree(Level *stack, const struct statx *top, unsigned *counter, unsigned *moved)
 {
         size_t depth = 1;
         int r = 0;
@@ -121,9 +142,10 @@ static int empty_tree(Level *stack, const struct statx *top)
                 }
                 if (!same_mount(top, &st))
                         r = -EXDEV;
-                else if (depth > REMOVE_TREE_DEPTH_MAX)
-                        r = -ELOOP;
-                else if (strlen(de->d_name) >= sizeof(stack[depth].name))
+                else if (depth > REMOVE_TREE_DEPTH_MAX) {
+                        r = move_up(fd, de->d_name, &st, dirfd(stack[0].dir), counter);
+                        *moved += r == 0;
+                } else if (strlen(de->d_name) >= sizeof(stack[depth].name))
                         r = -ENAMETOOLONG;
                 else {
                         strcpy(stack[depth].name, de->d_name);
@@ -141,6 +163,7 @@ int remove_tree_at(int dirfd, const char *name)
 {
         _cleanup_free_ Level *stack = NULL;
         struct statx parent, top;
+        unsigned counter = 0;
         int r;
 
         assert(name);
@@ -165,7 +188,17 @@ int remove_tree_at(int dirfd, const char *name)
         r = open_dir(dirfd, name, &top, &stack[0].dir);
         if (r < 0)
                 return r;
-        r = empty_tree(stack, &top);
+        /* Pass after pass, while the last one moved something up: a directory added to the top while it
+         * was read may not have been seen. Each pass takes REMOVE_TREE_DEPTH_MAX levels off every chain
+         * deeper than that, so the passes are bounded by the depth, and the work by the size of the tree. */
+        for (;;) {
+                unsigned moved = 0;
+
+                r = empty_tree(stack, &top, &counter, &moved);
+                if (r < 0 || moved == 0)
+                        break;
+                rewinddir(stack[0].dir);
+        }
         (void)closedir(stack[0].dir);
         if (r < 0)
                 return r;

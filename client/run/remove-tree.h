@@ -4,14 +4,16 @@
  * and never leaving its file system. */
 #pragma once
 
-/* Directories deeper than this below the top are refused (-ELOOP), since each level holds a descriptor. */
+/* The walk holds one descriptor per level, this many at most: a directory deeper than this below the top
+ * is moved up into the top (as ".remove-tree-N") and removed from there, so no depth stops the removal. */
 #define REMOVE_TREE_DEPTH_MAX 256
 
 /* Removes name (relative to dirfd) and everything below it. A link is removed, never followed; a
  * directory the caller owns is first given u+rwx, so one an agent left 0500 or 0000 can be emptied; a
  * directory on another file system or mount (st_dev, or the mount id where statx() gives it) is not
- * entered: -EXDEV. 0 when name is gone, also when it was not there to begin with; else -errno (-ELOOP
- * for a tree deeper than REMOVE_TREE_DEPTH_MAX), with part of the tree possibly removed. */
+ * entered: -EXDEV. 0 when name is gone, also when it was not there to begin with; else -errno, with
+ * part of the tree possibly removed (and parts deeper than REMOVE_TREE_DEPTH_MAX possibly moved up into
+ * name). */
 int remove_tree_at(int dirfd, const char *name);
 
 /* 1 when name (relative to dirfd) does not exist, 0 when it does (a dangling link too), or -errno. */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -756,13 +758,80 @@ static int inside_confined(const InsideOptions *o)
 
 /* ---- dispose ---- */
 
-/* Removes the run's directory, never following a link nor crossing a mount, and verifies it is gone. */
-static int dispose_run_dir(const char *run_dir)
+/* One of the token's files, rel below the run's directory (run_fd), removed by name: the directories of
+ * its path opened without following a link or crossing a mount, whatever stands at its name removed (a
+ * directory whole), and its absence verified. 0 also when nothing is there by that name (a directory of
+ * its path missing, or a link: the link goes with the rest); else -errno. */
+static int remove_token_file(int run_fd, const char *rel)
+{
+        struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+                                           RESOLVE_NO_XDEV };
+        _cleanup_close_ int dir_fd = -EBADF;
+        _cleanup_free_ char *parent = NULL;
+        const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+        int r;
+
+        if (slash) {
+                parent = strndup(rel, (size_t)(slash - rel));
+                if (!parent)
+                        return -ENOMEM;
+                dir_fd = (int)syscall(SYS_openat2, run_fd, parent, &how, sizeof(how));
+                if (dir_fd < 0)
+                        return errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == EXDEV
+                                       ? 0
+                                       : -errno;
+        }
+        r = remove_tree_at(slash ? dir_fd : run_fd, base);
+        if (r < 0)
+                return r;
+        r = tree_is_gone_at(slash ? dir_fd : run_fd, base);
+        return r == 1 ? 0 : r < 0 ? r : -EEXIST;
+}
+
+/* The run's token (token/token) and the profile's token files, first and by name: whatever else of the
+ * run's directory the agent made hard to remove, they go. 0, or 1 with what was not removed said. */
+static int remove_token_files(const InsideOptions *o, int run_fd)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_(run_places_done) RunPlaces pl = {};
+        ProfileVars v;
+        int r, failed = 0;
+
+        r = remove_token_file(run_fd, "token/token");
+        if (r < 0)
+                failed = fail("dispose: cannot remove the run's token token/token", strerror(-r));
+        if (!o->profile)
+                return failed;
+        if (load_profile(o, &p) != 0 || run_places(o->run_dir, &pl) < 0)
+                return 1;
+        v = places_vars(&pl);
+        for (char **f = p->token_files; f && *f; f++) {
+                _cleanup_free_ char *path = NULL;
+
+                if (profile_expand(*f, &v, &path) < 0 || !in_run_dir(path, o->run_dir)) {
+                        failed = fail("dispose: a profile's token file is not in the run's directory", *f);
+                        continue;
+                }
+                r = remove_token_file(run_fd, path + strlen(o->run_dir) + 1);
+                if (r < 0) {
+                        fprintf(stderr, "%s: dispose: cannot remove the profile's token file %s: %s\n", prog,
+                                path + strlen(o->run_dir) + 1, strerror(-r));
+                        failed = 1;
+                }
+        }
+        return failed;
+}
+
+/* Removes the run's directory, never following a link nor crossing a mount, and verifies it is gone: the
+ * token's files first, by name. What could not be removed is said on standard error, its first line
+ * for the summary. */
+static int dispose_run_dir(const InsideOptions *o)
 {
         _cleanup_free_ char *parent = NULL;
-        _cleanup_close_ int parent_fd = -EBADF;
-        const char *name;
-        int r;
+        _cleanup_close_ int parent_fd = -EBADF, run_fd = -EBADF;
+        const char *run_dir = o->run_dir, *name;
+        int r, tokens = 0;
 
         if (!path_is_plain_absolute(run_dir))
                 return fail("dispose: usage", NULL);
@@ -773,20 +842,32 @@ static int dispose_run_dir(const char *run_dir)
         parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (parent_fd < 0)
                 return fail("cannot open the run's parent", strerror(errno));
+        run_fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (run_fd >= 0)
+                tokens = remove_token_files(o, run_fd);
+        else if (errno != ENOENT)
+                tokens = fail("dispose: cannot open the run's directory to remove its token first",
+                              strerror(errno));
         r = remove_tree_at(parent_fd, name);
         if (r < 0)
-                return fail("cannot remove the run's directory", strerror(-r));
+                return fail(tokens ? "cannot remove the run's directory, nor its token (above)"
+                                   : "cannot remove the run's directory (its token files removed first, "
+                                     "verified gone)",
+                            strerror(-r));
         r = tree_is_gone_at(parent_fd, name);
         if (r <= 0)
                 return fail("the run's directory is still there", r < 0 ? strerror(-r) : NULL);
-        return 0;
+        return tokens;
 }
 
 static int inside_dispose(const InsideOptions *o)
 {
         if (!o->run_dir || *o->rest)
                 return fail("dispose: usage", NULL);
-        if (dispose_run_dir(o->run_dir) != 0)
+        /* Nothing of the sandbox user outlives the runner: a huge tree's removal neither. */
+        if (export_watch_caller(STDOUT_FILENO, 1) < 0)
+                return fail("dispose: cannot watch the runner", NULL);
+        if (dispose_run_dir(o) != 0)
                 return 1;
         printf("disposed\n");
         return fflush(stdout) == 0 ? 0 : 1;
@@ -809,6 +890,9 @@ static int inside_export(const InsideOptions *o)
 
         if (!o->run_dir || !o->max_file_bytes || !o->max_total_bytes || !o->max_files)
                 return fail("export: usage", NULL);
+        /* The exporter reads what the agent left: whatever holds it up, it ends with the runner. */
+        if (export_watch_caller(STDOUT_FILENO, 1) < 0)
+                return fail("export: cannot watch the runner", NULL);
         names = calloc(n + 1, sizeof(char *));
         if (!names || asprintf(&work, "%s/" RUN_WORKSPACE, o->run_dir) < 0)
                 return fail("out of memory", NULL);
@@ -846,7 +930,7 @@ static int inside_export(const InsideOptions *o)
                 return fail("export: cannot end the stream", strerror(-r));
         /* The stream is whole: the same enter disposes of the run, saving one (nothing else of the sandbox
          * user has lived since the runner's check before this enter). */
-        return o->dispose ? dispose_run_dir(o->run_dir) : 0;
+        return o->dispose ? dispose_run_dir(o) : 0;
 }
 
 int run_inside_main(int argc, char **argv)

@@ -54,7 +54,8 @@
 #define CLONE_LINE_MAX   512
 #define STDERR_KEEP      2048
 #define EGRESS_LOG_MAX   (64ULL * 1024 * 1024)
-#define SETTLE_MS        10000 /* after kill-user, how long the entered command may take to be reaped */
+#define EXPORT_MS        600000 /* the export's enter: the outputs, the patch and the disposal */
+#define SETTLE_MS        10000  /* after kill-user, how long the entered command may take to be reaped */
 
 static const char *const prog = "agentic-job run";
 
@@ -996,6 +997,32 @@ static int phase_clone_agent(Run *run, const char *task, size_t task_size)
 
 /* ---- export ---- */
 
+typedef struct ExportOut {
+        ExportReceiver *receiver;
+        Pump *pump;
+        char err[STDERR_KEEP + 1];
+        size_t n_err;
+} ExportOut;
+
+/* The stream, to the receiver as it comes; a broken one ends the exporter at once. */
+static int export_on_out(const char *data, size_t n, void *userdata)
+{
+        ExportOut *x = userdata;
+
+        if (export_receiver_feed(x->receiver, data, n) < 0) {
+                x->pump->stop = true;
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+static int export_on_err(const char *data, size_t n, void *userdata)
+{
+        ExportOut *x = userdata;
+
+        return keep_err(x->err, &x->n_err, data, n);
+}
+
 static int phase_export(Run *run)
 {
         const RunPlan *p = &run->plan;
@@ -1003,6 +1030,15 @@ static int phase_export(Run *run)
         _cleanup_strv_free_ char **names = NULL;
         char num[3][24], detail[SUMMARY_TEXT_MAX];
         Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        ExportOut out = {};
+        /* Bounded like every other enter, and ended by a cancel: the exporter reads what the agent left. */
+        Pump pump = { .run = run,
+                      .deadline = now_ms() + EXPORT_MS,
+                      .cancellable = true,
+                      .on_out = export_on_out,
+                      .on_err = export_on_err,
+                      .userdata = &out };
+        EnterEnd end = ENTER_EXITED;
         ExportLimits lim = { .max_file_bytes = p->max_file_bytes,
                              .max_total_bytes = p->max_total_bytes,
                              .max_files = p->max_files };
@@ -1010,12 +1046,10 @@ static int phase_export(Run *run)
         long long t0 = now_ms();
         size_t k = 0, n = strv_length(p->outputs), kn = 0;
         AjError err = {};
-        char errbuf[STDERR_KEEP + 1];
-        size_t n_err = 0;
-        int r, status;
+        int r;
 
         phase_start("export");
-        args = calloc(n + 2 * RUN_TRUSTED_PATHS_MAX + 16, sizeof(char *));
+        args = calloc(n + 2 * RUN_TRUSTED_PATHS_MAX + 20, sizeof(char *));
         names = calloc(n + 2, sizeof(char *));
         if (!args || !names) {
                 phase_end(run, "export", t0, false, "out of memory");
@@ -1044,6 +1078,9 @@ static int phase_export(Run *run)
         args[k++] = (char *)"--max-files";
         args[k++] = num[2];
         args[k++] = (char *)"--dispose";
+        /* The disposal removes the run's token and the profile's token files first, by name. */
+        args[k++] = (char *)"--profile";
+        args[k++] = (char *)run->plan.profile;
         if (p->patch) {
                 args[k++] = (char *)"--commit";
                 args[k++] = run->summary.commit;
@@ -1056,28 +1093,42 @@ static int phase_export(Run *run)
         for (size_t i = 0; i < n; i++)
                 args[k++] = p->outputs[i];
 
+        r = export_receiver_new(run->out_fd, names, &lim, &out.receiver, &err);
+        if (r < 0) {
+                phase_end(run, "export", t0, false, err.message);
+                return RUN_EXIT_CLEANUP;
+        }
+        /* cppcheck-suppress unreadVariable ; the handlers read it through pump.userdata */
+        out.pump = &pump;
         r = enter_sandbox(run, run->run_dir, args, &e);
         if (r < 0) {
+                export_receiver_free(out.receiver);
                 phase_end(run, "export", t0, false, strerror(-r));
                 return RUN_EXIT_CLEANUP;
         }
         closep(&e.in_fd);
         e.in_fd = -EBADF;
-        /* Nothing else of the sandbox user is alive: the stream ends when the exporter does. */
-        r = export_receive(e.out_fd, run->out_fd, names, &lim, &res, &err);
-        for (;;) {
-                ssize_t m = read(e.err_fd, errbuf + n_err, STDERR_KEEP - n_err);
-                if (m < 0 && errno == EINTR)
-                        continue;
-                if (m <= 0)
-                        break;
-                n_err += (size_t)m;
-                if (n_err == STDERR_KEEP)
-                        break;
-        }
-        errbuf[n_err] = '\0';
-        status = wait_exit_status(e.pid);
+        r = pump_entered(&pump, &e, &end);
         entered_done(&e);
+        /* A signal that came while the exporter ended cancels the run all the same: nothing is kept. */
+        if (r >= 0 && end == ENTER_EXITED && cancel_pending(run))
+                end = ENTER_CANCELLED;
+        if (r < 0 || end == ENTER_CANCELLED || end == ENTER_TIMED_OUT) {
+                /* Whatever came of the stream is removed again. */
+                export_receiver_free(out.receiver);
+                if (r < 0)
+                        (void)snprintf(detail, sizeof(detail), "%s", strerror(-r));
+                else if (end == ENTER_CANCELLED)
+                        (void)snprintf(detail, sizeof(detail), "cancelled by signal %d; nothing exported",
+                                       run->cancel_signal);
+                else
+                        (void)snprintf(detail, sizeof(detail),
+                                       "out of time after %d s; nothing exported; the exporter: %.300s",
+                                       EXPORT_MS / 1000, out.n_err ? first_line(out.err) : "said nothing");
+                phase_end(run, "export", t0, false, detail);
+                return r >= 0 && end == ENTER_CANCELLED ? RUN_EXIT_FAILED : RUN_EXIT_CLEANUP;
+        }
+        r = export_receiver_end(out.receiver, &res);
         for (size_t i = 0; i < res.n_entries; i++)
                 (void)summary_add_export(
                         &run->summary,
@@ -1088,15 +1139,15 @@ static int phase_export(Run *run)
                         : res.entries[i].state == EXPORT_REFUSED ? "refused"
                                                                  : "missing",
                         res.entries[i].bytes, res.entries[i].reason);
-        if (r < 0 || status != 0) {
+        if (r < 0 || pump.status != 0) {
                 /* Both sides of a broken stream: what the receiver saw, and how the exporter ended. */
                 if (r < 0)
                         (void)snprintf(detail, sizeof(detail), "%.200s; the exporter: status %d%s%.200s",
-                                       err.message, status, n_err ? ": " : "",
-                                       n_err ? first_line(errbuf) : "");
+                                       err.message, pump.status, out.n_err ? ": " : "",
+                                       out.n_err ? first_line(out.err) : "");
                 else
                         (void)snprintf(detail, sizeof(detail), "%.400s",
-                                       n_err ? first_line(errbuf) : "the exporter failed");
+                                       out.n_err ? first_line(out.err) : "the exporter failed");
                 export_result_done(&res);
                 phase_end(run, "export", t0, false, detail);
                 return RUN_EXIT_CLEANUP;
@@ -1177,7 +1228,13 @@ static int dispose_on_out(const char *data, size_t n, void *userdata)
 
 static int phase_dispose(Run *run)
 {
-        char *args[] = { (char *)"run-inside", (char *)"dispose", (char *)"--run-dir", run->run_dir, NULL };
+        char *args[] = { (char *)"run-inside",
+                         (char *)"dispose",
+                         (char *)"--run-dir",
+                         run->run_dir,
+                         (char *)"--profile",
+                         (char *)run->plan.profile,
+                         NULL };
         char detail[SUMMARY_TEXT_MAX];
         CloneOut out = { .run = run };
         Pump pump = { .run = run,
@@ -1540,6 +1597,10 @@ int run_main(int argc, char **argv)
                 status = worse(status, phase_dispose(&run));
         else if (disposable)
                 status = worse(status, phase_disposed_by_exporter(&run));
+        /* A signal in any phase ends the run as cancelled: the export's, the egress log's and the
+         * disposal's too (which go on to their end, as the disposal must). */
+        if (cancel_pending(&run))
+                status = worse(status, RUN_EXIT_FAILED);
 
         run.summary.exit_status = status;
         run.summary.result = result_word(status, run.cancel_signal != 0);

@@ -449,6 +449,183 @@ expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 rm -rf "$BIG" "$RUNNER_HOME/run-tty" "$TTY_LOG"
 
 # ---------------------------------------------------------------------------------------------------------
+# The export and the disposal against what the agent leaves (issue 31, items 2, 5, 7): a FIFO where
+# libgit2 reads, a cancellation and a kill while the exporter runs, a directory chain deeper than the
+# removal's table, and a disposal that fails: the token goes first.
+# eh_start NAME STDIN ARGS...: run as the runner in the background ($eh_pid), $work/NAME.out and .err.
+eh_start() {
+        local name=$1 input=$2
+        shift 2
+        runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+                "$CLIENT" run "$@" <"$input" >"$work/$name.out" 2>"$work/$name.err" &
+        eh_pid=$!
+}
+# eh_wait SECONDS: $status of $eh_pid once it ended, or "hung" after SECONDS (then it is killed, by pid).
+eh_wait() {
+        local i
+        for i in $(seq 1 $(($1 * 10))); do
+                if ! kill -0 "$eh_pid" 2>/dev/null; then
+                        wait "$eh_pid"
+                        status=$?
+                        return
+                fi
+                sleep 0.1
+        done
+        status=hung
+        kill -KILL "$(client_of "$eh_pid")" 2>/dev/null
+        wait "$eh_pid" 2>/dev/null
+}
+# eh_exporter: the exporter's pid, once the sandbox user runs it (at most 60 s; a tight loop: it may be
+# short-lived), or nothing.
+eh_exporter() {
+        local end=$((SECONDS + 60)) p
+        while [ "$SECONDS" -lt "$end" ]; do
+                p=$(pgrep -u "$SANDBOX_UID" -f 'run-inside export' | head -n1)
+                [ -n "$p" ] && { echo "$p"; return; }
+                kill -0 "$eh_pid" 2>/dev/null || return
+        done
+}
+eh_phase() { # NAME SUMMARY_JSON: the phase's outcome and detail
+        python3 -c 'import json, sys; print(" ".join(p["outcome"] + ": " + p["detail"] for p in json.load(open(sys.argv[2]))["phases"] if p["name"] == sys.argv[1]))' "$1" "$2" 2>&1
+}
+eh_export() { # NAME SUMMARY_JSON: the output's outcome and reason
+        python3 -c 'import json, sys; print(" ".join(e["outcome"] + ": " + e["reason"] for e in json.load(open(sys.argv[2]))["exports"] if e["name"] == sys.argv[1]))' "$1" "$2" 2>&1
+}
+eh_cleanup() {
+        kill_uid "$SANDBOX_UID"
+        find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' -exec rm -rf --one-file-system {} +
+}
+
+export_hang_fifo() {
+        local where name o
+        echo "# a FIFO where libgit2 reads, with --patch: the patch refused by name, the run not held up"
+        for where in .git/config sub/.gitignore .git/info/attributes; do
+                name=fifo-${where//[\/.]/-}
+                o=$RUNNER_HOME/run-$name
+                eh_start "$name" /dev/null --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+                        --out "$o" --patch --output out/r.txt -- \
+                        sh -c "mkdir -p out sub && echo done >out/r.txt && rm -f $where && mkfifo $where"
+                eh_wait 120
+                expect_eq "a FIFO at $where: run ended, status 0" 0 "$status"
+                [ "$status" = 0 ] || sed 's/^/# | /' "$work/$name.err"
+                expect_contains "... the patch refused, naming it" "refused: $where is a FIFO" \
+                        "$(eh_export patch.diff "$o/summary.json")"
+                expect_eq "... the other output exported" "done" "$(cat "$o/workspace/out/r.txt" 2>&1)"
+                expect_eq "... no exporter nor anything else of the sandbox user left" 0 "$(sandbox_processes)"
+                expect_eq "... disposed of" 0 "$(run_dirs)"
+                [ "$status" = hung ] && eh_cleanup
+        done
+}
+
+# The exporter held up (stopped by root, as a FIFO held it before): SIGTERM ends the run as cancelled,
+# within its grace, nothing exported; SIGKILL of run leaves no exporter once it can run again.
+export_hang_signals() {
+        local o=$RUNNER_HOME/run-export-term exporter
+        local agent='mkdir -p out many && echo done >out/r.txt && cd many && seq 1 40000 | xargs touch'
+        echo "# SIGTERM while the export runs"
+        eh_start export-term /dev/null --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+                --out "$o" --patch --output out/r.txt -- sh -c "$agent"
+        exporter=$(eh_exporter)
+        if [ -z "$exporter" ]; then
+                fail "the exporter was not caught running"
+                eh_wait 60
+                sed 's/^/# | /' "$work/export-term.err"
+        else
+                kill -STOP "$exporter"
+                pass "the exporter caught running, and stopped"
+                kill -TERM "$(client_of "$eh_pid")"
+                eh_wait 60
+                expect_eq "SIGTERM during the export: status 1" 1 "$status"
+                [ "$status" = 1 ] || sed 's/^/# | /' "$work/export-term.err"
+                expect_contains "... the summary says cancelled" '"result": "cancelled"' "$(cat "$o/summary.json" 2>&1)"
+                expect_contains "... the export's phase says by which signal" \
+                        "failed: cancelled by signal $(kill -l TERM); nothing exported" "$(eh_phase export "$o/summary.json")"
+                expect_absent "... nothing exported" "$o/workspace"
+                expect_eq "... nothing of the sandbox user left" 0 "$(sandbox_processes)"
+                expect_eq "... disposed of" 0 "$(run_dirs)"
+        fi
+        [ "$status" = hung ] && eh_cleanup
+
+        echo "# SIGKILL of run while the export runs"
+        o=$RUNNER_HOME/run-export-kill
+        eh_start export-kill /dev/null --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+                --out "$o" --patch --output out/r.txt -- sh -c "$agent"
+        exporter=$(eh_exporter)
+        if [ -z "$exporter" ]; then
+                fail "the exporter was not caught running"
+                eh_wait 60
+        else
+                kill -STOP "$exporter"
+                kill -KILL "$(client_of "$eh_pid")"
+                eh_wait 10
+                kill -CONT "$exporter"
+                for _ in $(seq 1 100); do
+                        [ -e "/proc/$exporter" ] || break
+                        sleep 0.1
+                done
+                expect_absent "SIGKILL of run: the exporter ended with it" "/proc/$exporter"
+                expect_eq "... nothing of the sandbox user left" 0 "$(sandbox_processes)"
+        fi
+        eh_cleanup
+        rm -rf "$o"
+}
+
+# A chain deeper than remove-tree's table of 256 levels: removed all the same. And a disposal that fails
+# (root's mount in the workspace, which no removal crosses): the token goes first, and the summary says
+# what stayed.
+export_hang_disposal() {
+        local o=$RUNNER_HOME/run-deep run_dir detail
+        echo "# a chain of 300 directories, with the run token"
+        eh_start deep "$work/eh-token" --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+                --out "$o" --token-stdin --output out/r.txt -- \
+                sh -c 'mkdir -p out && echo done >out/r.txt && i=0 && while [ $i -lt 300 ]; do mkdir d && cd d && i=$((i + 1)); done'
+        eh_wait 120
+        expect_eq "a 300-deep chain: status 0" 0 "$status"
+        [ "$status" = 0 ] || sed 's/^/# | /' "$work/deep.err"
+        expect_contains "... the disposal ok" "ok: " "$(eh_phase dispose "$o/summary.json")"
+        expect_eq "... the run's directory (its token with it) is gone" 0 "$(run_dirs)"
+        [ "$(run_dirs)" = 0 ] || eh_cleanup
+
+        echo "# a disposal that fails: the token first"
+        o=$RUNNER_HOME/run-undisposable
+        eh_start undisposable "$work/eh-token" --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+                --out "$o" --token-stdin --output out/r.txt -- \
+                sh -c 'mkdir -p m && echo "agent: waiting" && while [ ! -e go ]; do sleep 0.1; done'
+        for _ in $(seq 1 300); do
+                grep -q "agent: waiting" "$work/undisposable.out" 2>/dev/null && break
+                sleep 0.1
+        done
+        run_dir=$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' | head -n1)
+        expect_eq "the token file is there while the agent runs" yes \
+                "$([ -n "$run_dir" ] && [ -f "$run_dir/token/token" ] && echo yes)"
+        if [ -z "$run_dir" ] || [ ! -d "$run_dir/workspace/m" ]; then
+                fail "the agent did not get to wait"
+                sed 's/^/# | /' "$work/undisposable.err"
+                eh_wait 120
+                eh_cleanup
+                return
+        fi
+        mount -t tmpfs -o size=1m ajt-undisposable "$run_dir/workspace/m"
+        on_exit "umount $run_dir/workspace/m 2>/dev/null"
+        touch "$run_dir/workspace/go"
+        eh_wait 120
+        expect_eq "a disposal that fails: status 2" 2 "$status"
+        detail=$(eh_phase dispose "$o/summary.json")
+        echo "# dispose: $detail"
+        expect_contains "... the summary says what stayed" "cannot remove the run's directory (its token files removed first, verified gone)" "$detail"
+        expect_absent "... the token is gone" "$run_dir/token/token"
+        expect_eq "... the rest of the run's directory stayed" yes "$([ -d "$run_dir" ] && echo yes)"
+        umount "$run_dir/workspace/m"
+        eh_cleanup
+}
+
+printf 'eh-token-%s\n' "$RANDOM$RANDOM" >"$work/eh-token"
+chmod 0600 "$work/eh-token" # root opens it for run's standard input; the token probes search /tmp
+export_hang_fifo
+export_hang_signals
+export_hang_disposal
+
+# ---------------------------------------------------------------------------------------------------------
 # Over https, through the egress proxy (which ends TLS: the clone trusts its authority), from the fake
 # internet's git server (tests/host/run publishes it, read-only). The fetch posts its negotiation to
 # git-upload-pack, which the policy must admit: a rule for the fake host, as the shipped one is for GitHub.

@@ -600,6 +600,84 @@ START_TEST(test_patch_ignores_repository_config)
 }
 END_TEST
 
+/* A FIFO, a device or a link where libgit2 opens a file would block the exporter for good, or lead it out
+ * of the workspace: the patch is refused by name before libgit2 opens anything (the alarm fails a test
+ * that blocks). */
+START_TEST(test_patch_refuses_what_blocks)
+{
+        static const struct {
+                const char *path, *kind, *want;
+        } cases[] = {
+                { ".git/config", "fifo", ".git/config is a FIFO" },
+                { ".git/HEAD", "fifo", ".git/HEAD is a FIFO" },
+                { ".gitignore", "fifo", ".gitignore is a FIFO" },
+                { "ajt-deep/er/.gitignore", "fifo", "ajt-deep/er/.gitignore is a FIFO" },
+                { "ajt-deep/.gitattributes", "fifo", "ajt-deep/.gitattributes is a FIFO" },
+                { ".gitmodules", "link", ".gitmodules is a symbolic link" },
+                { ".git/info/attributes", "fifo", ".git/info/attributes is a FIFO" },
+                { ".git/info/exclude", "link", ".git/info/exclude is a symbolic link" },
+                { ".git/objects/pack/pack-x.idx", "fifo", "pack-x.idx is a FIFO" },
+                { "ajt-sub/.git/HEAD", "fifo", "ajt-sub/.git/HEAD is a FIFO" },
+                { ".git/objects/info/alternates", "file", "alternates" },
+                { ".git/commondir", "file", "commondir" },
+        };
+        char dir[DIR_MAX], path[PATH_MAX], saved[PATH_MAX + 8];
+        CloneRequest req = request("p3", pr_hex, NULL, dir, sizeof(dir));
+        _cleanup_free_ char *patch = NULL;
+        CloneResult res;
+        AjError e = {};
+
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        for (const char *const *d =
+                     (const char *const[]){ "ajt-deep", "ajt-deep/er", "ajt-sub", "ajt-sub/.git", NULL };
+             *d; d++) {
+                (void)snprintf(path, sizeof(path), "%s/%s", dir, *d);
+                ck_assert_msg(mkdir(path, 0700) == 0, "%s: %s", path, strerror(errno));
+        }
+        alarm(20);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *none = NULL;
+                bool moved;
+
+                (void)snprintf(path, sizeof(path), "%s/%s", dir, cases[i].path);
+                (void)snprintf(saved, sizeof(saved), "%s.saved", path);
+                moved = rename(path, saved) == 0;
+                if (strcmp(cases[i].kind, "fifo") == 0)
+                        ck_assert_int_eq(mkfifo(path, 0600), 0);
+                else if (strcmp(cases[i].kind, "link") == 0)
+                        ck_assert_int_eq(symlink("/dev/zero", path), 0);
+                else
+                        write_file(dir, cases[i].path, "/tmp\n");
+                ck_assert_int_eq(patch_build(dir, pr_hex, trusted, 1 << 20, &none, NULL, &e), -EINVAL);
+                ck_assert_msg(strstr(e.message, cases[i].want), "%s: %s", cases[i].path, e.message);
+                ck_assert_ptr_null(none);
+                ck_assert_int_eq(unlink(path), 0);
+                if (moved)
+                        ck_assert_int_eq(rename(saved, path), 0);
+        }
+        /* The configuration it reads as it opens the repository: no file included from elsewhere. */
+        (void)snprintf(path, sizeof(path), "%s/.git/config", dir);
+        (void)snprintf(saved, sizeof(saved), "%s/.git/config.saved", dir);
+        ck_assert_int_eq(rename(path, saved), 0);
+        write_file(dir, ".git/config", "[core]\n\tbare = false\n  [Include]\n\tpath = /tmp/fifo\n");
+        ck_assert_int_eq(patch_build(dir, pr_hex, trusted, 1 << 20, &patch, NULL, &e), -EINVAL);
+        ck_assert_msg(strstr(e.message, "include"), "%s", e.message);
+        ck_assert_int_eq(unlink(path), 0);
+        write_file(dir, ".git/config", "[includeIf \"gitdir:/\"]\n\tpath = /tmp/fifo\n");
+        ck_assert_int_eq(patch_build(dir, pr_hex, trusted, 1 << 20, &patch, NULL, &e), -EINVAL);
+        ck_assert_int_eq(unlink(path), 0);
+        /* A value that only mentions the word is no include. */
+        write_file(dir, ".git/config", "[remote \"include\"]\n\turl = /srv/include-what-you-use\n");
+        ck_assert_msg(patch_build(dir, pr_hex, trusted, 1 << 20, &patch, NULL, &e) == 0, "%s", e.message);
+        free(TAKE_PTR(patch));
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_eq(rename(saved, path), 0);
+        /* And with everything back in place, the patch is made. */
+        ck_assert_msg(patch_build(dir, pr_hex, trusted, 1 << 20, &patch, NULL, &e) == 0, "%s", e.message);
+        alarm(0);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("clone");
@@ -621,6 +699,7 @@ int main(void)
         tcase_add_test(tc, test_bad_refs);
         tcase_add_test(tc, test_patch);
         tcase_add_test(tc, test_patch_ignores_repository_config);
+        tcase_add_test(tc, test_patch_refuses_what_blocks);
         suite_add_tcase(s, tc);
 
         return check_run(s);

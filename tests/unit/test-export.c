@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -702,6 +703,100 @@ END_TEST
 
 /* A stream of one file of size bytes, in chunks of chunk bytes, made by hand: the sender would never send
  * more than the limit and one byte, a lying one does. */
+/* The receiver fed piece by piece (as run's pump does), then dropped before the stream's end (a cancel, a
+ * deadline): nothing it wrote remains, directories included; fed whole and ended, the same as
+ * export_receive(). */
+START_TEST(test_receiver_pieces_and_drop)
+{
+        _cleanup_close_ int top = make_dir(dirfd_tmp, "receiver-drop");
+        _cleanup_close_ int work = make_dir(top, "work");
+        _cleanup_close_ int out = make_dir(top, "out");
+        _cleanup_close_ int fd = stream_fd();
+        _cleanup_close_ int a = -EBADF;
+        const ExportLimits limits = { .max_file_bytes = 1 << 20,
+                                      .max_total_bytes = 1 << 20,
+                                      .max_files = 10 };
+        char *const names[] = { "one", "a/two", NULL };
+        _cleanup_free_ char *data = NULL;
+        _cleanup_(export_result_done) ExportResult res = {};
+        ExportReceiver *x = NULL;
+        AjError e = {};
+        size_t size = 0;
+
+        make_file(work, "one", 5000, 1);
+        a = make_dir(work, "a");
+        make_file(a, "two", 7000, 2);
+        if (!have_openat2(work))
+                return;
+        ck_assert_int_eq(export_send(work, names, &limits, fd), 0);
+        ck_assert_int_eq(export_send_end(fd), 0);
+        data = read_stream(fd, &size);
+
+        /* All but the last 100 bytes (the second file's end and END), then dropped. */
+        ck_assert_int_eq(export_receiver_new(out, names, &limits, &x, &e), 0);
+        for (size_t i = 0; i + 100 < size; i += 7)
+                ck_assert_int_eq(export_receiver_feed(x, data + i, size - 100 - i < 7 ? size - 100 - i : 7),
+                                 0);
+        ck_assert(exists(out, "one"));
+        ck_assert(exists(out, "a/two"));
+        export_receiver_free(x);
+        ck_assert(!exists(out, "one"));
+        ck_assert(!exists(out, "a"));
+
+        /* Whole, in pieces, and ended. */
+        ck_assert_int_eq(export_receiver_new(out, names, &limits, &x, &e), 0);
+        for (size_t i = 0; i < size; i += 7)
+                ck_assert_int_eq(export_receiver_feed(x, data + i, size - i < 7 ? size - i : 7), 0);
+        ck_assert_msg(export_receiver_end(x, &res) == 0, "%s", e.message);
+        ck_assert_uint_eq(res.n_exported, 2);
+        check_file(out, "one", 5000, 1);
+        check_file(out, "a/two", 7000, 2);
+
+        /* A broken stream: the error stays, and the end removes what was written. */
+        ck_assert_int_eq(unlinkat(out, "one", 0), 0);
+        ck_assert_int_eq(unlinkat(out, "a/two", 0), 0);
+        ck_assert_int_eq(unlinkat(out, "a", AT_REMOVEDIR), 0);
+        ck_assert_int_eq(export_receiver_new(out, names, &limits, &x, &e), 0);
+        ck_assert_int_eq(export_receiver_feed(x, data, size - 4), 0);
+        ck_assert_int_eq(export_receiver_feed(x, "BAD\n", 4), -EBADMSG);
+        ck_assert_int_eq(export_receiver_feed(x, "END\n", 4), -EBADMSG);
+        ck_assert_int_eq(export_receiver_end(x, &res), -EBADMSG);
+        ck_assert(!exists(out, "one"));
+        ck_assert(!exists(out, "a"));
+}
+END_TEST
+
+/* The exporter blocked where the agent made it block (an open() of a FIFO nobody writes) ends once its
+ * caller is gone: the caller's end of the stream closed, as when the runner is killed. Alive until then. */
+START_TEST(test_watch_caller)
+{
+        _cleanup_close_ int top = make_dir(dirfd_tmp, "watch");
+        int sv[2], status = 0;
+        pid_t pid;
+
+        ck_assert_int_eq(mkfifoat(top, "fifo", 0600), 0);
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                (void)close(sv[0]);
+                if (export_watch_caller(sv[1], 7) < 0)
+                        _exit(2);
+                (void)openat(top, "fifo", O_RDONLY); /* blocks: no writer */
+                _exit(3);
+        }
+        (void)close(sv[1]);
+        (void)usleep(300000);
+        ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0); /* still blocked */
+        (void)close(sv[0]);
+        alarm(10);
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        alarm(0);
+        ck_assert(WIFEXITED(status));
+        ck_assert_int_eq(WEXITSTATUS(status), 7);
+}
+END_TEST
+
 static void write_file_record(int fd, const char *name, size_t size, size_t chunk)
 {
         _cleanup_free_ char *buf = malloc(chunk);
@@ -953,6 +1048,8 @@ int main(void)
         tcase_add_test(tc, test_sender_mount_not_crossed);
         tcase_add_test(tc, test_sender_names_checked_first);
         tcase_add_test(tc, test_round_trip);
+        tcase_add_test(tc, test_receiver_pieces_and_drop);
+        tcase_add_test(tc, test_watch_caller);
         tcase_add_test(tc, test_per_file_limit);
         tcase_add_test(tc, test_lying_chunks);
         tcase_add_test(tc, test_total_and_count_limits);
