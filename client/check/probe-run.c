@@ -127,20 +127,31 @@ const char *probe_last_line(char *out)
 
 int probe_podman_info(const char *format, char *out, size_t size, char *why, size_t why_size)
 {
-        char *const argv[] = { (char *)PROBE_PODMAN, (char *)"info", (char *)"-f", (char *)format, NULL };
-        const char *last;
-        int r = probe_run_capture(argv, environ, out, size, true);
+        /* The answer after a mark of its own: podman's warnings share the stream (standard error merged)
+         * and may come after it, as they do on the first use of a fresh store. */
+        static const char mark[] = "agentic-job-answer=";
+        char fmt[256];
+        char *const argv[] = { (char *)PROBE_PODMAN, (char *)"info", (char *)"-f", fmt, NULL };
+        const char *last, *answer = NULL;
+        int r;
 
-        last = probe_last_line(out);
-        if (r == 0) {
-                if (out[0]) /* else podman said nothing, and out stays empty */
-                        memmove(out, last, strlen(last) + 1);
+        (void)snprintf(fmt, sizeof(fmt), "%s%s", mark, format);
+        r = probe_run_capture(argv, environ, out, size, true);
+        for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncmp(l, mark, sizeof(mark) - 1) == 0)
+                        answer = l + sizeof(mark) - 1;
+        if (r == 0 && answer) {
+                size_t n = strcspn(answer, "\r\n");
+
+                memmove(out, answer, n);
+                out[n] = '\0';
                 return 0;
         }
+        last = probe_last_line(out);
         (void)snprintf(why, why_size,
                        "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)",
-                       r, last);
-        return r;
+                       r, r == 0 ? "no answer" : last);
+        return r == 0 ? -EBADMSG : r;
 }
 
 int probe_podman_pull(const char *image, long long ms, char ret_id[65], char *why, size_t why_size)

@@ -32,9 +32,10 @@ int probe_run(char *const *argv, char *const *env, char *out, size_t size);
  * where there is none. */
 const char *probe_last_line(char *out);
 
-/* podman info -f FORMAT as the sandbox user, standard error merged: 0 with podman's answer (the last line
- * it wrote) in out; else podman's status, with the note that rootless podman cannot start, and podman's
- * last line, in why. Both callers of the container probes start with it. */
+/* podman info -f FORMAT as the sandbox user, standard error merged: 0 with podman's answer (the line it
+ * printed for FORMAT, told from its warnings by a mark of its own) in out; else podman's status (or
+ * -EBADMSG for no answer), with the note that rootless podman cannot start, and podman's last line, in
+ * why. Both callers of the container probes start with it. */
 int probe_podman_info(const char *format, char *out, size_t size, char *why, size_t why_size);
 
 /* podman pull -q image into the store of the sandbox side's own home (probe_home_enter(): never the

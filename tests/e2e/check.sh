@@ -944,9 +944,9 @@ echo "# containers"
 # (podman_without_subids, which also says what a test host adds). The image is made here, without a
 # registry: busybox and the host's curl (curl_image_tar).
 podman_without_subids "$SANDBOX" "$work"
-curl_image_archive "$SANDBOX" "$work" || fail "the image's archive, made by the sandbox user's podman"
-IMAGE=$CURL_IMAGE
 as_sandbox() { as_runner "$CLIENT" sandbox exec -- "$@" </dev/null; }
+curl_image_archive "$work" as_sandbox || fail "the image's archive, made by the sandbox user's podman"
+IMAGE=$CURL_IMAGE
 sed -i "s|^control-url = .*|&\ncontainer-image = \"$IMAGE\"|" /etc/agentic-job/config.toml
 on_exit "cp -p $work/installed.toml /etc/agentic-job/config.toml"
 

@@ -390,7 +390,8 @@ done
 # Without them (podman_without_subids), on an image made here: the container's root, which is the
 # sandbox uid, reads the token's file (the control); there is no subordinate uid to try it as.
 podman_without_subids "$SANDBOX" "$work"
-curl_image_archive "$SANDBOX" "$work" || fail "the image's archive, made by the sandbox user's podman"
+curl_image_archive "$work" runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" sandbox exec -- ||
+        fail "the image's archive, made by the sandbox user's podman"
 sed -i "s|^control-url = .*|&\ncontainer-image = \"$CURL_IMAGE\"|" /etc/agentic-job/config.toml
 # An earlier step's containers.conf in the sandbox user's home names an OCI runtime of its own, which
 # would run as the sandbox user while the token's file is there, and could copy it anywhere: the token

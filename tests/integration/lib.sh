@@ -153,27 +153,26 @@ podman_without_subids() {
         chmod 0644 /etc/containers/storage.conf /etc/containers/containers.conf
 }
 
-# curl_image_archive USER WORK: the curl image (curl_image_tar) as a docker-archive of root's alone,
-# /var/lib/ajt-images/curl.tar (removed at exit), made by USER's rootless podman (imported, saved, then
-# taken out of USER's store again); CURL_IMAGE, the container-image value that names it (a variable, not
-# output: on_exit must run in the caller's shell). The check pulls its image into a store of its own,
-# and takes an archive only where root alone may write it.
+# curl_image_archive WORK RUN...: the curl image (curl_image_tar) as a docker-archive of root's alone,
+# /var/lib/ajt-images/curl.tar (removed at exit), made by the sandbox user's rootless podman (imported,
+# saved, then taken out of its store again), through RUN... (a command that runs its arguments as the
+# sandbox user, in a step: sandbox exec); CURL_IMAGE, the container-image value that names it (a
+# variable, not output: on_exit must run in the caller's shell). The check pulls its image into a store
+# of its own, and takes an archive only where root alone may write it.
 curl_image_archive() {
-        local user=$1 work=$2 home
+        local work=$1
+        shift
         CURL_IMAGE=
-        home=$(getent passwd "$user" | cut -d: -f6)
         curl_image_tar "$work"
         install -d -m 0777 "$work/archive"
-        install -d -m 0700 -o "$user" "$work/archive-runtime"
-        runuser -u "$user" -- env -i PATH=/usr/bin:/bin HOME="$home" XDG_RUNTIME_DIR="$work/archive-runtime" sh -c \
-                'cd / && podman import -q "$1" localhost/ajt-check-curl:1 >/dev/null &&
+        "$@" sh -c 'cd / && podman import -q "$1" localhost/ajt-check-curl:1 >/dev/null &&
                  podman save -q --format docker-archive -o "$2/curl.tar" localhost/ajt-check-curl:1 &&
                  podman rmi localhost/ajt-check-curl:1 >/dev/null' sh "$work/rootfs.tar" "$work/archive" \
-                >"$work/archive.out" 2>&1 || { sed 's/^/# | /' "$work/archive.out" >&2; return 1; }
+                </dev/null >"$work/archive.out" 2>&1 || { sed 's/^/# | /' "$work/archive.out" >&2; return 1; }
         install -d -m 0755 /var/lib/ajt-images
         on_exit "rm -rf /var/lib/ajt-images"
         install -m 0644 -o root -g root "$work/archive/curl.tar" /var/lib/ajt-images/curl.tar
-        rm -rf "$work/archive" "$work/archive-runtime"
+        rm -rf "$work/archive"
         CURL_IMAGE=docker-archive:/var/lib/ajt-images/curl.tar
 }
 
