@@ -552,9 +552,9 @@ for line in re.split("\r\n|\r|\n", text):
         print(repr(line))
 EOT
 }
-forge_ok=$(runner_reads /dev/stdin <<<$'\xc2\xa0::error::x\nprogress\r::set-output name=a::b')
+printf '\xc2\xa0::error::x\nprogress\r::set-output name=a::b\n' >"$work/forge-control"
 expect_eq "control: the runner's reading takes U+00A0 ::error and progress\\r::set-output for commands" 2 \
-        "$(printf '%s\n' "$forge_ok" | grep -c .)"
+        "$(runner_reads "$work/forge-control" | grep -c .)"
 MARKUP='out/<img src=x onerror=alert(1)>![i](x.png)&amp;.md'
 run_as_runner --repo "$REPO" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-forge" \
         --setup "$FORGE setup" --output out/none --output "$MARKUP" -- "$FORGE" agent
