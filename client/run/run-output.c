@@ -70,6 +70,8 @@ int output_filter_flush(OutputFilter *f, OutputWriteFn fn, void *userdata)
         if (f->len > 0 && f->buf[f->len - 1] != '\n' && f->buf[f->len - 1] != '\r')
                 f->buf[f->len++] = '\n';
         r = write_out(f, f->len, fn, userdata);
-        *f = (OutputFilter){};
+        f->len = 0;
+        f->mid_line = f->colon = false;
+        f->hashes = 0;
         return r;
 }

