@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -58,6 +60,37 @@ static const char *const refused[] = {
         "syslog",
 };
 
+/* The socket families a process of the confinement may make: unix sockets, IP (which the network namespace
+ * confines to the bridge), and netlink (which tools use to read their own addresses and routes). Every
+ * other is refused with EAFNOSUPPORT, what the kernel answers for a family it lacks: AF_VSOCK above all,
+ * which no network namespace covers and which reaches the services of the VM's host; AF_PACKET, AF_ALG,
+ * AF_BLUETOOTH and the rest are kernel surface no build needs. Families are below FAMILY_BOUND (AF_MAX is
+ * 46 in Linux 6.x); a larger value, or one with bits above the 32 the kernel reads, is refused too. */
+#define FAMILY_BOUND 64
+static bool family_allowed(int f)
+{
+        return f == AF_UNIX || f == AF_INET || f == AF_INET6 || f == AF_NETLINK;
+}
+
+/* socket() and socketpair() take the family first. For 32-bit code on x86-64, libseccomp puts the rules on
+ * the direct i386 socket and socketpair calls, and refuses socketcall's SYS_SOCKET and SYS_SOCKETPAIR
+ * outright (their arguments are in memory, which a filter cannot read). */
+static int add_socket_rules(scmp_filter_ctx ctx, int nr)
+{
+        int r;
+
+        for (int f = 0; f < FAMILY_BOUND; f++) {
+                if (family_allowed(f))
+                        continue;
+                r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1,
+                                     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)f));
+                if (r < 0)
+                        return r;
+        }
+        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1,
+                                SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)FAMILY_BOUND));
+}
+
 static int add_rules(scmp_filter_ctx ctx)
 {
         int r;
@@ -83,6 +116,12 @@ static int add_rules(scmp_filter_ctx ctx)
         if (r < 0)
                 return r;
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+        if (r < 0)
+                return r;
+        r = add_socket_rules(ctx, SCMP_SYS(socket));
+        if (r < 0)
+                return r;
+        r = add_socket_rules(ctx, SCMP_SYS(socketpair));
         if (r < 0)
                 return r;
         /* Typing into a terminal (TIOCSTI) and the console's selection (TIOCLINUX): bubblewrap's

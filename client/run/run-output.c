@@ -3,74 +3,75 @@
 
 #include <string.h>
 
-static int write_space(OutputWriteFn fn, void *userdata)
+static bool line_end(unsigned char c)
 {
-        return fn(" ", 1, userdata);
+        return c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Writes buf[0..n) with "##[" and, at a line's start, "::" defused, looking at buf[0..visible) (visible >=
- * n) so that a command cut across two parts is still seen. Sets *blank when what was written is blanks
- * only (the line's start then carries over to the next part). */
-static int write_defused(const char *buf, size_t n, size_t visible, bool line_start, bool *blank,
-                         OutputWriteFn fn, void *userdata)
+/* What the runner may trim from a line's start, and more: every byte that is not printable ASCII. */
+static bool trimmable(unsigned char c)
 {
-        size_t i = 0, from = 0;
+        return c <= ' ' || c >= 0x7f;
+}
+
+/* Writes buf[0..n) and keeps the rest. */
+static int write_out(OutputFilter *f, size_t n, OutputWriteFn fn, void *userdata)
+{
         int r;
 
-        if (line_start) {
-                while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
-                        i++;
-                *blank = i == n;
-                if (i < n && i + 1 < visible && buf[i] == ':' && buf[i + 1] == ':') {
-                        r = fn(buf, i + 1, userdata);
-                        if (r < 0 || (r = write_space(fn, userdata)) < 0)
-                                return r;
-                        from = i + 1;
-                }
-        } else
-                *blank = false;
-        for (i = from; i < n && i + 2 < visible; i++)
-                if (buf[i] == '#' && buf[i + 1] == '#' && buf[i + 2] == '[') {
-                        r = fn(buf + from, i + 1 - from, userdata);
-                        if (r < 0 || (r = write_space(fn, userdata)) < 0)
-                                return r;
-                        from = i + 1;
-                }
-        return n > from ? fn(buf + from, n - from, userdata) : 0;
+        if (n == 0)
+                return 0;
+        r = fn(f->buf, n, userdata);
+        if (r < 0)
+                return r;
+        memmove(f->buf, f->buf + n, f->len - n);
+        f->len -= n;
+        return 0;
 }
 
 int output_filter_feed(OutputFilter *f, const char *data, size_t n, OutputWriteFn fn, void *userdata)
 {
-        for (size_t i = 0; i < n; i++) {
-                bool blank;
-                int r;
+        size_t ended = 0; /* buf[0..ended) is whole lines */
+        int r;
 
-                f->buf[f->len++] = data[i];
-                if (data[i] == '\n') {
-                        r = write_defused(f->buf, f->len, f->len, !f->mid_line, &blank, fn, userdata);
-                        f->len = 0;
-                        f->mid_line = false;
-                } else if (f->len == OUTPUT_HOLD) {
-                        /* A long line goes out in parts; the last two bytes wait for the next. */
-                        size_t keep = 2;
-                        r = write_defused(f->buf, f->len - keep, f->len, !f->mid_line, &blank, fn, userdata);
-                        memmove(f->buf, f->buf + f->len - keep, keep);
-                        f->len = keep;
-                        f->mid_line = f->mid_line || !blank;
-                } else
-                        continue;
-                if (r < 0)
-                        return r;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)data[i];
+
+                if (f->len + 2 > OUTPUT_HOLD) {
+                        /* Whole lines out; a line longer than the hold goes out in parts, but for a '#' or
+                         * ':' that may begin a command, and its rest is taken as a line's start (a reader
+                         * of the merged streams may see another write before it). */
+                        if (ended == 0) {
+                                size_t keep = f->colon ? 1 : f->hashes;
+                                ended = f->len - keep;
+                                f->mid_line = false;
+                        }
+                        r = write_out(f, ended, fn, userdata);
+                        if (r < 0)
+                                return r;
+                        ended = 0;
+                }
+                if ((f->colon && c == ':') || (f->hashes >= 2 && c == '['))
+                        f->buf[f->len++] = ' ';
+                f->buf[f->len++] = (char)c;
+                f->colon = !f->mid_line && c == ':';
+                f->hashes = c == '#' ? (f->hashes < 2 ? f->hashes + 1 : 2) : 0;
+                f->mid_line = !line_end(c) && (f->mid_line || !trimmable(c));
+                if (c == '\n' || c == '\r')
+                        ended = f->len;
         }
-        return 0;
+        return write_out(f, ended, fn, userdata);
 }
 
 int output_filter_flush(OutputFilter *f, OutputWriteFn fn, void *userdata)
 {
-        bool blank;
-        int r = f->len ? write_defused(f->buf, f->len, f->len, !f->mid_line, &blank, fn, userdata) : 0;
+        int r;
 
+        if (f->len > 0 && f->buf[f->len - 1] != '\n' && f->buf[f->len - 1] != '\r')
+                f->buf[f->len++] = '\n';
+        r = write_out(f, f->len, fn, userdata);
         f->len = 0;
-        f->mid_line = false;
+        f->mid_line = f->colon = false;
+        f->hashes = 0;
         return r;
 }

@@ -146,7 +146,7 @@ static json_t *summary_json(const Summary *s)
         return o;
 }
 
-/* Markdown table cells: no '|', no line break, no backtick run to escape from. */
+/* Markdown table cells of run's own words: no '|', no line break, no backquote run to escape from. */
 static void md_cell(FILE *f, const char *s)
 {
         for (; *s; s++) {
@@ -157,16 +157,52 @@ static void md_cell(FILE *f, const char *s)
         }
 }
 
+/* A table cell of a field the sandbox may have chosen (a host, a path, a file name, a detail that quotes
+ * them): one code span, in which nothing is markup, no HTML, no link, no image, no autolink. Its fence is a
+ * backquote longer than the longest run of them in s, and a space pads each side (CommonMark strips one of
+ * each). No line break: a control character becomes a space. A '|' would end the table's cell even there:
+ * it is escaped ("\|", which GFM unescapes inside the cell); one right after a backslash, which would pair
+ * with the escape's and end the cell after all, is shown as U+00A6 instead. Nothing for "". */
+static void md_code(FILE *f, const char *s)
+{
+        size_t run = 0, longest = 0;
+
+        if (!*s)
+                return;
+        for (const char *p = s; *p; p++) {
+                run = *p == '`' ? run + 1 : 0;
+                if (run > longest)
+                        longest = run;
+        }
+        for (size_t i = 0; i <= longest; i++)
+                fputc('`', f);
+        fputc(' ', f);
+        for (const char *p = s; *p; p++) {
+                unsigned char c = (unsigned char)*p;
+
+                if (c == '|')
+                        fputs(p > s && p[-1] == '\\' ? "\xc2\xa6" : "\\|", f);
+                else
+                        fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
+        }
+        fputc(' ', f);
+        for (size_t i = 0; i <= longest; i++)
+                fputc('`', f);
+}
+
 static void summary_markdown(const Summary *s, FILE *f)
 {
         fprintf(f, "## agentic-job run: %s (exit %d)\n\n", s->result ? s->result : "unknown",
                 s->exit_status);
         fputs("| | |\n|---|---|\n| repository | ", f);
-        md_cell(f, s->plan->repo);
+        md_code(f, s->plan->repo);
         fputs(" |\n| commit | ", f);
-        md_cell(f, s->commit[0] ? s->commit : "(not resolved)");
+        if (s->commit[0])
+                md_code(f, s->commit);
+        else
+                md_cell(f, "(not resolved)");
         fputs(" |\n| base | ", f);
-        md_cell(f, s->plan->base);
+        md_code(f, s->plan->base);
         fputs(" |\n| confinement | ", f);
         md_cell(f, !s->confine                       ? "unknown"
                    : strcmp(s->confine, "none") == 0 ? "none: [run] confine = \"none\" (opted out)"
@@ -181,17 +217,17 @@ static void summary_markdown(const Summary *s, FILE *f)
         for (size_t i = 0; i < s->n_phases; i++) {
                 fprintf(f, "| %s | %s | %.3f | ", s->phases[i].name, s->phases[i].ok ? "ok" : "failed",
                         s->phases[i].seconds);
-                md_cell(f, s->phases[i].detail);
+                md_code(f, s->phases[i].detail);
                 fputs(" |\n", f);
         }
         if (s->n_exports) {
                 fputs("\n| output | outcome | bytes | reason |\n|---|---|---|---|\n", f);
                 for (size_t i = 0; i < s->n_exports; i++) {
                         fputs("| ", f);
-                        md_cell(f, s->exports[i].name);
+                        md_code(f, s->exports[i].name);
                         fprintf(f, " | %s | %llu | ", s->exports[i].outcome,
                                 (unsigned long long)s->exports[i].bytes);
-                        md_cell(f, s->exports[i].reason);
+                        md_code(f, s->exports[i].reason);
                         fputs(" |\n", f);
                 }
         }
@@ -202,13 +238,13 @@ static void summary_markdown(const Summary *s, FILE *f)
                         for (size_t i = 0; i < s->n_denied; i++) {
                                 const SummaryDenied *d = &s->denied[i];
                                 fputs("| ", f);
-                                md_cell(f, d->method);
+                                md_code(f, d->method);
                                 fputs(" | ", f);
-                                md_cell(f, d->host);
+                                md_code(f, d->host);
                                 fputs(" | ", f);
-                                md_cell(f, d->path);
+                                md_code(f, d->path);
                                 fputs(" | ", f);
-                                md_cell(f, d->reason);
+                                md_code(f, d->reason);
                                 fputs(" |\n", f);
                         }
                 }

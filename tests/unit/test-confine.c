@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -171,8 +173,18 @@ enum {
         CALL_BPF,
         CALL_USERFAULTFD,
         CALL_MOUNT,
+        /* Socket families past AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK: vsock reaches the VM's host
+         * (no network namespace covers it), packet and alg sockets are kernel surface no build needs. */
+        CALL_SOCKET_VSOCK,
+        CALL_SOCKET_VSOCK_HIGH, /* AF_VSOCK with bits above 32 set, which the kernel ignores */
+        CALL_SOCKETPAIR_VSOCK,
+        CALL_SOCKET_PACKET,
+        CALL_SOCKET_ALG,
         CALL_MAX
 };
+
+/* The families that stay: each must work under the filter as without it. */
+enum { OK_UNIX, OK_INET, OK_INET6, OK_NETLINK, OK_SOCKETPAIR_UNIX, OK_MAX };
 
 /* The errno each call ends with (0 when it worked), in a child, with or without the filter. */
 static void *thread_ok(void *arg)
@@ -180,7 +192,56 @@ static void *thread_ok(void *arg)
         return arg;
 }
 
-static int child_errnos(bool filtered, int ret_errnos[CALL_MAX], bool *ret_thread_ok)
+static int socket_errno(int family, int type)
+{
+        int fd = (int)syscall(SYS_socket, family, type | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return errno;
+        close(fd);
+        return 0;
+}
+
+/* The same, the family with bits above the 32 the kernel reads. */
+static int socket_errno_high(int family, int type)
+{
+        int fd = (int)syscall(SYS_socket, (unsigned long)family | (1UL << 32), type | SOCK_CLOEXEC, 0);
+
+        if (fd < 0)
+                return errno;
+        close(fd);
+        return 0;
+}
+
+static int socketpair_errno(int family, int type)
+{
+        int sv[2];
+
+        if (socketpair(family, type | SOCK_CLOEXEC, 0, sv) < 0)
+                return errno;
+        close(sv[0]);
+        close(sv[1]);
+        return 0;
+}
+
+/* Loads the filter into this process as bubblewrap does; _exit()s on failure. */
+static void load_filter(void)
+{
+        unsigned char buf[65536];
+        int fd = -1;
+        ssize_t n;
+
+        if (confine_seccomp_fd(&fd) < 0 || (n = read(fd, buf, sizeof(buf))) <= 0 ||
+            n % sizeof(struct sock_filter) != 0)
+                _exit(2);
+        struct sock_fprog prog = { .len = (unsigned short)(n / sizeof(struct sock_filter)),
+                                   .filter = (struct sock_filter *)buf };
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+                _exit(3);
+}
+
+static int child_errnos(bool filtered, int ret_errnos[CALL_MAX], int ret_ok[OK_MAX], bool *ret_thread_ok)
 {
         int p[2];
         pid_t pid;
@@ -189,24 +250,12 @@ static int child_errnos(bool filtered, int ret_errnos[CALL_MAX], bool *ret_threa
         pid = fork();
         ck_assert_int_ge(pid, 0);
         if (pid == 0) {
-                int out[CALL_MAX + 1] = {};
+                int out[CALL_MAX + 1 + OK_MAX] = {};
                 char c = 'x';
                 pthread_t t;
 
-                if (filtered) {
-                        unsigned char buf[65536];
-                        int fd = -1;
-                        ssize_t n;
-
-                        if (confine_seccomp_fd(&fd) < 0 || (n = read(fd, buf, sizeof(buf))) <= 0 ||
-                            n % sizeof(struct sock_filter) != 0)
-                                _exit(2);
-                        struct sock_fprog prog = { .len = (unsigned short)(n / sizeof(struct sock_filter)),
-                                                   .filter = (struct sock_filter *)buf };
-                        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
-                                _exit(3);
-                }
+                if (filtered)
+                        load_filter();
 #define TRY(slot, expr) out[slot] = (expr) < 0 ? errno : 0
                 TRY(CALL_UNSHARE_USER, unshare(CLONE_NEWUSER));
                 TRY(CALL_CLONE3, syscall(SYS_clone3, NULL, 0));
@@ -216,6 +265,16 @@ static int child_errnos(bool filtered, int ret_errnos[CALL_MAX], bool *ret_threa
                 TRY(CALL_BPF, syscall(SYS_bpf, -1, NULL, 0));
                 TRY(CALL_USERFAULTFD, syscall(SYS_userfaultfd, 0));
                 TRY(CALL_MOUNT, syscall(SYS_mount, "none", "/nonexistent-agentic-job", "tmpfs", 0, NULL));
+                out[CALL_SOCKET_VSOCK] = socket_errno(AF_VSOCK, SOCK_STREAM);
+                out[CALL_SOCKET_VSOCK_HIGH] = socket_errno_high(AF_VSOCK, SOCK_STREAM);
+                out[CALL_SOCKETPAIR_VSOCK] = socketpair_errno(AF_VSOCK, SOCK_STREAM);
+                out[CALL_SOCKET_PACKET] = socket_errno(AF_PACKET, SOCK_DGRAM);
+                out[CALL_SOCKET_ALG] = socket_errno(AF_ALG, SOCK_SEQPACKET);
+                out[CALL_MAX + 1 + OK_UNIX] = socket_errno(AF_UNIX, SOCK_STREAM);
+                out[CALL_MAX + 1 + OK_INET] = socket_errno(AF_INET, SOCK_STREAM);
+                out[CALL_MAX + 1 + OK_INET6] = socket_errno(AF_INET6, SOCK_DGRAM);
+                out[CALL_MAX + 1 + OK_NETLINK] = socket_errno(AF_NETLINK, SOCK_RAW);
+                out[CALL_MAX + 1 + OK_SOCKETPAIR_UNIX] = socketpair_errno(AF_UNIX, SOCK_STREAM);
 #undef TRY
                 /* glibc starts threads with clone3 and falls back to clone on ENOSYS. */
                 out[CALL_MAX] = pthread_create(&t, NULL, thread_ok, NULL) == 0 && pthread_join(t, NULL) == 0;
@@ -224,7 +283,7 @@ static int child_errnos(bool filtered, int ret_errnos[CALL_MAX], bool *ret_threa
                 _exit(0);
         }
         close(p[1]);
-        int in[CALL_MAX + 1];
+        int in[CALL_MAX + 1 + OK_MAX];
         ssize_t n = read(p[0], in, sizeof(in));
         int status;
 
@@ -233,6 +292,7 @@ static int child_errnos(bool filtered, int ret_errnos[CALL_MAX], bool *ret_threa
         ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
         ck_assert_int_eq(n, (ssize_t)sizeof(in));
         memcpy(ret_errnos, in, sizeof(int) * CALL_MAX);
+        memcpy(ret_ok, in + CALL_MAX + 1, sizeof(int) * OK_MAX);
         *ret_thread_ok = in[CALL_MAX];
         return 0;
 }
@@ -240,15 +300,32 @@ static int child_errnos(bool filtered, int ret_errnos[CALL_MAX], bool *ret_threa
 START_TEST(test_seccomp_refusals)
 {
         static const char *const names[CALL_MAX] = {
-                "unshare(CLONE_NEWUSER)", "clone3", "keyctl",      "TIOCSTI",
-                "TIOCSTI with high bits", "bpf",    "userfaultfd", "mount"
+                "unshare(CLONE_NEWUSER)",
+                "clone3",
+                "keyctl",
+                "TIOCSTI",
+                "TIOCSTI with high bits",
+                "bpf",
+                "userfaultfd",
+                "mount",
+                "socket(AF_VSOCK)",
+                "socket(AF_VSOCK with high bits)",
+                "socketpair(AF_VSOCK)",
+                "socket(AF_PACKET)",
+                "socket(AF_ALG)",
         };
-        static const int expected[CALL_MAX] = { EPERM, ENOSYS, EPERM, EPERM, EPERM, EPERM, EPERM, EPERM };
-        int plain[CALL_MAX], filtered[CALL_MAX];
+        static const char *const ok_names[OK_MAX] = { "socket(AF_UNIX)", "socket(AF_INET)",
+                                                      "socket(AF_INET6)", "socket(AF_NETLINK)",
+                                                      "socketpair(AF_UNIX)" };
+        static const int expected[CALL_MAX] = { EPERM,        ENOSYS,       EPERM,        EPERM,
+                                                EPERM,        EPERM,        EPERM,        EPERM,
+                                                EAFNOSUPPORT, EAFNOSUPPORT, EAFNOSUPPORT, EAFNOSUPPORT,
+                                                EAFNOSUPPORT };
+        int plain[CALL_MAX], filtered[CALL_MAX], ok_plain[OK_MAX], ok_filtered[OK_MAX];
         bool thread_plain, thread_filtered;
 
-        child_errnos(false, plain, &thread_plain);
-        child_errnos(true, filtered, &thread_filtered);
+        child_errnos(false, plain, ok_plain, &thread_plain);
+        child_errnos(true, filtered, ok_filtered, &thread_filtered);
         for (int i = 0; i < CALL_MAX; i++) {
                 /* The control: where the call ends with the filter's errno without the filter too (valgrind
                  * answers ENOSYS for calls it does not know; systemd-nspawn refuses keyctl with EPERM), the
@@ -260,6 +337,12 @@ START_TEST(test_seccomp_refusals)
                 }
                 ck_assert_msg(filtered[i] == expected[i], "%s under the filter: %s, expected %s", names[i],
                               strerror(filtered[i]), strerror(expected[i]));
+        }
+        for (int i = 0; i < OK_MAX; i++) {
+                ck_assert_msg(ok_plain[i] == 0, "control: %s without the filter: %s", ok_names[i],
+                              strerror(ok_plain[i]));
+                ck_assert_msg(ok_filtered[i] == 0, "%s under the filter: %s", ok_names[i],
+                              strerror(ok_filtered[i]));
         }
         /* As root, or where unprivileged user namespaces are allowed (Debian's default), one is made. */
         ck_assert_msg(plain[CALL_UNSHARE_USER] == 0,
