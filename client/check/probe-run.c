@@ -130,24 +130,23 @@ int probe_podman_info(const char *format, char *out, size_t size, char *why, siz
         /* The answer after a mark of its own: podman's warnings share the stream (standard error merged)
          * and may come after it, as they do on the first use of a fresh store. */
         static const char mark[] = "agentic-job-answer=";
-        char fmt[256];
+        char fmt[256], all[16384];
         char *const argv[] = { (char *)PROBE_PODMAN, (char *)"info", (char *)"-f", fmt, NULL };
         const char *last, *answer = NULL;
         int r;
 
         (void)snprintf(fmt, sizeof(fmt), "%s%s", mark, format);
-        r = probe_run_capture(argv, environ, out, size, true);
-        for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        /* All of it, warnings and answer: a caller's buffer may hold less than the warnings. */
+        r = probe_run_capture(argv, environ, all, sizeof(all), true);
+        for (const char *l = all; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
                 if (strncmp(l, mark, sizeof(mark) - 1) == 0)
                         answer = l + sizeof(mark) - 1;
         if (r == 0 && answer) {
-                size_t n = strcspn(answer, "\r\n");
-
-                memmove(out, answer, n);
-                out[n] = '\0';
+                (void)snprintf(out, size, "%.*s", (int)strcspn(answer, "\r\n"), answer);
                 return 0;
         }
-        last = probe_last_line(out);
+        (void)snprintf(out, size, "%s", all);
+        last = probe_last_line(all);
         (void)snprintf(why, why_size,
                        "rootless podman cannot start for the sandbox user (podman info: status %d: %.200s)",
                        r, r == 0 ? "no answer" : last);
