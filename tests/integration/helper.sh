@@ -36,6 +36,8 @@ cat >"$SB_HOME/probe.sh" <<'EOF'
 echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)"
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -d '\t' | tr '\n' ' '
 echo
+echo "oom=$(cat /proc/self/oom_score_adj)"
+echo "oom-lower=$( (echo 999 >/proc/self/oom_score_adj) 2>/dev/null && echo done || echo refused) oom-after=$(cat /proc/self/oom_score_adj)"
 echo "cwd=$(pwd)"
 echo "sid=$(ps -o sid= -p $$ | tr -d ' ') pid=$$"
 echo "tty=$(tty -s && tty || echo none)"
@@ -56,6 +58,8 @@ for set in CapInh CapPrm CapEff CapBnd CapAmb; do
         expect_contains "enter: $set empty" "$set:0000000000000000" "$probe"
 done
 expect_contains "enter: no_new_privs" "NoNewPrivs:1" "$probe"
+expect_contains "enter: the OOM killer's first choice (oom_score_adj 1000)" "oom=1000" "$probe"
+expect_contains "enter: the command cannot lower its oom_score_adj" "oom-lower=refused oom-after=1000" "$probe"
 expect_contains "enter: cwd as asked" "cwd=$SB_HOME/work/sub" "$probe"
 sid=$(sed -n 's/^sid=\([0-9]*\) pid=\([0-9]*\)$/\1 \2/p' <<<"$probe")
 expect_eq "enter: a new session (the command leads it)" "${sid#* }" "${sid% *}"
