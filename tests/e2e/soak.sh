@@ -79,7 +79,12 @@ squid=$(systemctl show -p MainPID --value egress-proxy.service)
 adj=$(cat "/proc/$squid/oom_score_adj" 2>/dev/null)
 expect_eq "squid runs (pid $squid)" "squid" "$(cat "/proc/$squid/comm" 2>/dev/null)"
 expect_eq "squid's unit sets a negative OOMScoreAdjust" "-500" "$(systemctl show -p OOMScoreAdjust --value egress-proxy.service)"
-expect_eq "squid's oom_score_adj is negative" "-500" "$adj"
+# A value below 0 needs CAP_SYS_RESOURCE; where root lacks it (this machine's VMs), systemd leaves it 0.
+if [ $(((16#$(awk '/^CapBnd:/ { print $2 }' /proc/self/status) >> 24) & 1)) = 1 ]; then
+        expect_eq "squid's oom_score_adj is negative" "-500" "$adj"
+else
+        echo "# note: root has no CAP_SYS_RESOURCE here, so squid's oom_score_adj cannot go below 0 (it is $adj)"
+fi
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# a step of $secs s through sandbox exec"
