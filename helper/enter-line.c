@@ -90,8 +90,8 @@ int enter_line_build(EnterLine line, const char *program, const char *sh_program
          * agent runs for as long as its caller lets it. */
         r = r < 0 ? r : strv_push(&s, strdup("--property=TimeoutStartSec=infinity"));
         r = r < 0 ? r : strv_push(&s, strdup("--property=RuntimeMaxSec=infinity"));
-        /* The OOM killer's first choice, whatever the sandbox does: set by the manager as root, which
-         * makes 1000 the floor too (lowering it needs CAP_SYS_RESOURCE), and kept through the move into
+        /* The OOM killer's first choice: set by the manager as root, which makes 1000 the floor too where
+         * root has CAP_SYS_RESOURCE (lowering it needs that capability), and kept through the move into
          * the PAM session's scope. */
         r = r < 0 ? r : strv_push(&s, strdup("--property=OOMScoreAdjust=1000"));
         r = r < 0 ? r : strv_pushf(&s, line == LINE_RUN0 ? "--chdir=%s" : "--working-directory=%s", dir);

@@ -153,8 +153,9 @@ _Noreturn static void child_fail(int fd, const char *step, int error)
         _exit(EXIT_FAILED);
 }
 
-/* The OOM killer's first choice: oom_score_adj 1000, written as root, so that 1000 is also the floor the
- * command cannot go below (lowering it needs CAP_SYS_RESOURCE). 0 or -errno. */
+/* The OOM killer's first choice: oom_score_adj 1000, written as root, so that where root has
+ * CAP_SYS_RESOURCE 1000 is also the floor the command cannot go below (lowering it needs that capability).
+ * 0 or -errno. */
 static int oom_score_pin(void)
 {
         int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
