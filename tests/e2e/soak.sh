@@ -38,7 +38,10 @@ on_exit "rm -rf $work"
 
 echo "# ${AJH_RELEASE:-unknown release}: $(systemctl --version | head -n1); steps of $minutes minutes ($secs s)"
 ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
-useradd --create-home --shell /bin/bash "$RUNNER"
+# The host shares the machine's uids (issue 35 item 4): a test on the machine that ends its own uid 1001
+# with kill(-1) ends the uid-1001 processes of every host too, which a 3-minute step has met twice. So the
+# runner, and after it the sandbox user setup makes, take uids no test on the machine hands out.
+useradd --create-home --shell /bin/bash --uid $((20000 + RANDOM % 30000)) "$RUNNER"
 RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
 rm -f /etc/resolv.conf
 printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
@@ -63,6 +66,7 @@ if ! "$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/set
 fi
 pass "sandbox setup"
 SANDBOX_UID=$(id -u "$SANDBOX")
+echo "# runner uid $(id -u "$RUNNER"), sandbox uid $SANDBOX_UID"
 RUNNER_TEMP=$RUNNER_HOME/temp
 install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_TEMP"
 cursor=$(journalctl -n 0 --show-cursor -q 2>/dev/null | sed -n 's/^-- cursor: //p')
