@@ -66,12 +66,15 @@ int enter_line_build(EnterLine line, const char *program, const char *sh_program
                 r = r < 0 ? r : strv_pushf(&s, "--user=%s", user);
                 r = r < 0 ? r : strv_push(&s, strdup("--property=CollectMode=inactive-or-failed"));
         } else {
-                /* A transient service with a PAM session, as run0 makes it, for systemd without run0. */
+                /* A transient service with a PAM session, as run0 makes it, for systemd without run0.
+                 * Type=simple, not exec: before systemd 256 the process that holds the PAM session kept
+                 * the descriptor whose close tells the manager the exec happened, so a Type=exec service
+                 * with PAMName= stayed "activating" until its start timeout ended it (90 s on 252). */
                 r = r < 0 ? r : strv_push(&s, strdup("--quiet"));
                 r = r < 0 ? r : strv_push(&s, strdup("--pipe"));
                 r = r < 0 ? r : strv_push(&s, strdup("--wait"));
                 r = r < 0 ? r : strv_push(&s, strdup("--collect"));
-                r = r < 0 ? r : strv_push(&s, strdup("--service-type=exec"));
+                r = r < 0 ? r : strv_push(&s, strdup("--service-type=simple"));
                 r = r < 0 ? r : strv_pushf(&s, "--uid=%s", user);
                 r = r < 0 ? r : strv_push(&s, strdup("--property=PAMName=login"));
         }
@@ -83,6 +86,14 @@ int enter_line_build(EnterLine line, const char *program, const char *sh_program
         r = r < 0 ? r : strv_push(&s, strdup("--property=CapabilityBoundingSet="));
         r = r < 0 ? r : strv_push(&s, strdup("--property=IgnoreSIGPIPE=no"));
         r = r < 0 ? r : strv_push(&s, strdup("--property=ProtectProc=invisible"));
+        /* No start or run-time limit of systemd's defaults (DefaultTimeoutStartSec= is 90 s): a step or an
+         * agent runs for as long as its caller lets it. */
+        r = r < 0 ? r : strv_push(&s, strdup("--property=TimeoutStartSec=infinity"));
+        r = r < 0 ? r : strv_push(&s, strdup("--property=RuntimeMaxSec=infinity"));
+        /* The OOM killer's first choice: set by the manager as root, which makes 1000 the floor too where
+         * root has CAP_SYS_RESOURCE (lowering it needs that capability), and kept through the move into
+         * the PAM session's scope. */
+        r = r < 0 ? r : strv_push(&s, strdup("--property=OOMScoreAdjust=1000"));
         r = r < 0 ? r : strv_pushf(&s, line == LINE_RUN0 ? "--chdir=%s" : "--working-directory=%s", dir);
         for (char *const *e = env; r >= 0 && e && *e; e++)
                 r = strv_pushf(&s, "--setenv=%s", *e);

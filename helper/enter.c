@@ -153,6 +153,22 @@ _Noreturn static void child_fail(int fd, const char *step, int error)
         _exit(EXIT_FAILED);
 }
 
+/* The OOM killer's first choice: oom_score_adj 1000, written as root, so that where root has
+ * CAP_SYS_RESOURCE 1000 is also the floor the command cannot go below (lowering it needs that capability).
+ * 0 or -errno. */
+static int oom_score_pin(void)
+{
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        ssize_t n;
+
+        if (fd < 0)
+                return -errno;
+        n = write(fd, "1000", 4);
+        n = n < 0 ? -errno : n;
+        close(fd);
+        return n < 0 ? (int)n : 0;
+}
+
 _Noreturn static void child_direct(const Helper *h, char **env, int report)
 {
         const struct passwd *pw = &h->sandbox;
@@ -164,6 +180,9 @@ _Noreturn static void child_direct(const Helper *h, char **env, int report)
 
         if (setsid() < 0)
                 child_fail(report, "start a new session", errno);
+        r = oom_score_pin();
+        if (r < 0)
+                child_fail(report, "set oom_score_adj to 1000", -r);
         /* A /proc of its own that shows only what the sandbox user may look at (hidepid=invisible): the
          * command lines and environments of root's and the runner's processes are not its to read. */
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||

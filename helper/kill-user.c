@@ -5,13 +5,16 @@
  * Each round, whatever the last scan found: every enter cgroup is killed in one write (cgroup.kill), and
  * for the sandbox uid and each uid that still has a live process, a child that is that uid (real,
  * effective and saved, no capabilities) sends kill(-1, SIGKILL). The kernel signals every process that
- * uid may signal under the same lock fork() takes, so a fork bomb cannot outrun it. Success needs a scan
- * of /proc that finds no live process of those uids (a process lives while any of its threads does: a
- * main thread that called pthread_exit() looks like a zombie) and no enter cgroup that still holds one.
+ * uid may signal under the same lock fork() takes, so a fork bomb cannot outrun it. Success needs a round
+ * in which every killer ran its kill(-1) and exited by itself, and a scan of /proc after it that finds no
+ * live process of those uids (a process lives while any of its threads does: a main thread that called
+ * pthread_exit() looks like a zombie) and no enter cgroup that still holds one: the scan alone is not
+ * atomic, so it is the proof only after a kill(-1) that was.
  * Where systemd runs, logind and the user's slice are told first, so nothing restarts what was killed.
  *
  * Every wait has a bound: a killer is the sandbox's uid, so the sandbox can stop it; one that has not
- * ended in KILLER_WAIT_NS is killed by root through its pidfd and the round is tried again, until
+ * ended in KILLER_WAIT_NS is killed by root through its pidfd, and a round with a killer that did not end
+ * by itself (stopped, slowed or killed) proves nothing: it is tried again, until
  * DEADLINE_NS, after which the call fails (EXIT_FAILED) naming what survives. */
 #include <errno.h>
 #include <fcntl.h>
@@ -117,9 +120,10 @@ static int scan_one(pid_t pid, const ProcStatus *st, void *userdata)
 }
 
 /* A child that is uid u and nothing more sends SIGKILL to everything u may signal. Being u, it can be
- * stopped or slowed by what it is sent to kill: it gets KILLER_WAIT_NS (never past the deadline), then
- * root kills it through its pidfd. 0 when it ended by itself after its kill(-1); -ETIME when root had to
- * end it (the round is tried again); another -errno when it could not be started or waited for. */
+ * stopped, slowed or killed by what it is sent to kill: it gets KILLER_WAIT_NS (never past the deadline),
+ * then root kills it through its pidfd. 0 when it exited by itself after its kill(-1); -ETIME when root
+ * had to end it, -EPERM when it ended otherwise (the round is tried again); another -errno when it could
+ * not be started or waited for. */
 static int kill_as(uid_t u, long long deadline)
 {
         int pidfd = -1, status, r = 0;
@@ -221,7 +225,7 @@ void op_kill_user(const Helper *h)
         Scan s = { 0 };
         AjError e = { 0 };
         long long start = now_ns(), deadline;
-        unsigned rounds = 0, stopped_killers = 0;
+        unsigned rounds = 0, stopped_killers = 0, failed_killers = 0;
         int r;
 
         /* The ranges say whose processes root kills: the file must be root's alone like the
@@ -258,6 +262,7 @@ void op_kill_user(const Helper *h)
         deadline = now_ns() + DEADLINE_NS;
         for (;;) {
                 unsigned populated = 0;
+                bool killers_ran = true; /* every killer of this round exited by itself */
 
                 /* Killed first, whatever the last scan said: each enter cgroup in one write, the sandbox
                  * uid always, and every other uid seen alive. */
@@ -272,16 +277,20 @@ void op_kill_user(const Helper *h)
                         r = kill_as(u, deadline);
                         if (r == -ETIME)
                                 stopped_killers++;
-                        else if (r < 0 && r != -EPERM)
+                        else if (r == -EPERM)
+                                failed_killers++;
+                        else if (r < 0)
                                 die(EXIT_FAILED, "cannot run the killer as uid %u: %s", (unsigned)u,
                                     strerror(-r));
+                        if (r < 0)
+                                killers_ran = false;
                 }
                 s.n_uids = 0;
                 s.live = 0;
                 r = proc_for_each(scan_one, &s);
                 if (r < 0)
                         die(EXIT_FAILED, "cannot scan /proc: %s", strerror(-r));
-                if (s.live == 0 && populated == 0) {
+                if (killers_ran && s.live == 0 && populated == 0) {
                         r = cgroup_enter_kill_all(&populated);
                         if (r < 0)
                                 die(EXIT_FAILED, "cannot read the enter cgroups: %s", strerror(-r));
@@ -293,8 +302,13 @@ void op_kill_user(const Helper *h)
                                 die(EXIT_FAILED, "%u processes of %s survive (pid %ld first)%s", s.live,
                                     h->sandbox.pw_name, (long)s.survivors[0],
                                     stopped_killers ? "; the sandbox stopped the killer" : "");
-                        die(EXIT_FAILED, "%u enter cgroups of %s still hold processes", populated,
-                            h->sandbox.pw_name);
+                        if (populated > 0)
+                                die(EXIT_FAILED, "%u enter cgroups of %s still hold processes", populated,
+                                    h->sandbox.pw_name);
+                        die(EXIT_FAILED,
+                            "no round in which every killer of %s ran to its end: processes may survive "
+                            "unseen (the sandbox stopped %u killers and ended %u)",
+                            h->sandbox.pw_name, stopped_killers, failed_killers);
                 }
                 /* Killed processes take a moment to become zombies; do not spin against them. */
                 if (rounds++ > 2) {
@@ -305,8 +319,11 @@ void op_kill_user(const Helper *h)
         cgroup_enter_remove_all();
         printf("ended %lu processes of %s in %.1f ms\n", s.ended, h->sandbox.pw_name,
                (double)(now_ns() - start) / 1e6);
-        if (stopped_killers)
-                audit(LOG_NOTICE, "the sandbox stopped %u killers; root ended them", stopped_killers);
+        if (stopped_killers || failed_killers)
+                audit(LOG_NOTICE,
+                      "the sandbox stopped %u killers (root ended them) and ended %u; a later round proved "
+                      "the end",
+                      stopped_killers, failed_killers);
         audit(LOG_INFO, "done: ended %lu processes of %s", s.ended, h->sandbox.pw_name);
         fflush(stdout);
         _exit(0);

@@ -45,6 +45,9 @@
 #define ACCESS_LOG        EGRESS_LOG_DIR "/access.jsonl"
 #define LISTEN_TIMEOUT_MS 30000
 #define STOP_TIMEOUT_MS   10000
+/* Root's proxy is a late choice of the OOM killer: it prefers the sandbox's processes (1000, every helper
+ * enter) and the runner's own (0). */
+#define EGRESS_OOM_SCORE_ADJ "-500"
 /* A machine used for one job needs the authority for hours; a year leaves room for machines kept longer. */
 #define CA_DAYS    "365"
 #define BUNDLE_MAX (16 * 1024 * 1024)
@@ -633,6 +636,8 @@ static int start_unit(const Tools *t, AjError *reterr)
                 (char *)"-p",
                 (char *)"LimitNOFILE=16384",
                 (char *)"-p",
+                (char *)"OOMScoreAdjust=" EGRESS_OOM_SCORE_ADJ,
+                (char *)"-p",
                 (char *)"NoNewPrivileges=yes",
                 (char *)"-p",
                 (char *)"CapabilityBoundingSet=",
@@ -701,6 +706,13 @@ _noreturn_ static void supervise(const struct passwd *pw, const Tools *t)
         int failures = 0, fd;
         sigset_t set;
 
+        /* As the unit's OOMScoreAdjust=, as root. A value below 0 needs CAP_SYS_RESOURCE: where root lacks
+         * it, squid keeps 0, as systemd leaves a unit then. */
+        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || (write(fd, EGRESS_OOM_SCORE_ADJ, strlen(EGRESS_OOM_SCORE_ADJ)) < 0 &&
+                       errno != EACCES && errno != EPERM))
+                _exit(1);
+        (void)close(fd);
         if (creds_drop_to_user(pw, &what) < 0 || chdir(EGRESS_STATE_DIR) < 0)
                 _exit(1);
         umask(077);

@@ -66,6 +66,20 @@ with_enter auto
 run helper ping
 expect_eq "ping succeeds" "0" "$status"
 
+# The kernel keeps a process from lowering its oom_score_adj below the value a process with
+# CAP_SYS_RESOURCE last wrote. Where root itself lacks it (not in its bounding set, as on some VMs), no
+# writer can set that floor: the command can go back from 1000 to 0 there, but still not below.
+if [ $(((16#$(awk '/^CapBnd:/ { print $2 }' /proc/self/status) >> 24) & 1)) = 1 ]; then sys_resource=1; else sys_resource=0; fi
+# expect_oom_floor WHAT PROBE_OUTPUT
+expect_oom_floor() {
+        expect_contains "$1: the command cannot make its oom_score_adj negative" "oom-negative=refused" "$2"
+        if [ "$sys_resource" = 1 ]; then
+                expect_contains "$1: the command cannot lower its oom_score_adj" "oom-lower=refused oom-after=1000" "$2"
+        else
+                echo "# note: $1: root has no CAP_SYS_RESOURCE here, so no floor of 1000 can be set ($(grep '^oom-lower=' <<<"$2"))"
+        fi
+}
+
 # ---------------------------------------------------------------------------------------------------------
 # The probe: what the command sees, then (given a path) it says its pid and waits, so the test can look at
 # it from outside while it runs.
@@ -73,6 +87,9 @@ cat >"$SB_HOME/probe.sh" <<'EOF'
 echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)"
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|SigIgn):' /proc/self/status | tr -d '\t' | tr '\n' ' '
 echo
+echo "oom=$(cat /proc/self/oom_score_adj)"
+echo "oom-lower=$( (echo 999 >/proc/self/oom_score_adj) 2>/dev/null && echo done || echo refused) oom-after=$(cat /proc/self/oom_score_adj)"
+echo "oom-negative=$( (echo -1 >/proc/self/oom_score_adj) 2>/dev/null && echo done || echo refused)"
 echo "cwd=$(pwd)"
 echo "sid=$(ps -o sid= -p $$ | tr -d ' ')"
 echo "tty=$(tty -s && tty || echo none)"
@@ -138,7 +155,8 @@ enter_probe() {
         unit=$(unit_of_main_pid "$pid" "$ppid")
         if [ -n "$unit" ]; then pass "$what: the command runs under a transient service of the host's systemd ($unit)"; else fail "$what: no run-*.service has the command as its main process"; fi
         props=$(systemctl show "$unit" -p User -p PAMName -p NoNewPrivileges -p CapabilityBoundingSet \
-                -p IgnoreSIGPIPE -p WorkingDirectory -p Description -p InvocationID 2>&1)
+                -p IgnoreSIGPIPE -p WorkingDirectory -p Description -p InvocationID -p Type \
+                -p TimeoutStartUSec -p RuntimeMaxUSec -p OOMScoreAdjust -p ActiveState 2>&1)
         if [ "$route" = run0 ]; then
                 case $unit in
                 "run-p${kid%% *}-i"*.service) pass "$what: the unit is named after run0's pid ($unit)" ;;
@@ -156,6 +174,13 @@ enter_probe() {
 "
         expect_contains "$what: the unit does not ignore SIGPIPE" "IgnoreSIGPIPE=no" "$props"
         expect_contains "$what: the unit's working directory" "WorkingDirectory=$SB_HOME/work/sub" "$props"
+        # No start or run-time limit of systemd's defaults, and started: not left "activating" until a
+        # start timeout ends it (Type=exec with PAMName= before systemd 256).
+        expect_contains "$what: the unit has no start timeout" "TimeoutStartUSec=infinity" "$props"
+        expect_contains "$what: the unit has no run-time limit" "RuntimeMaxUSec=infinity" "$props"
+        expect_contains "$what: the unit is active while its command runs" "ActiveState=active" "$props"
+        [ "$route" = systemd-run ] && expect_contains "$what: the unit is Type=simple" "Type=simple" "$props"
+        expect_contains "$what: the unit sets OOMScoreAdjust=1000" "OOMScoreAdjust=1000" "$props"
 
         touch "$SB_HOME/probe.go"
         wait "$bg"
@@ -179,6 +204,8 @@ enter_probe() {
                 expect_contains "$what: $set empty" "$set:0000000000000000" "$probe"
         done
         expect_contains "$what: no_new_privs" "NoNewPrivs:1" "$probe"
+        expect_contains "$what: the OOM killer's first choice (oom_score_adj 1000, in the session scope)" "oom=1000" "$probe"
+        expect_oom_floor "$what" "$probe"
         expect_contains "$what: no signal ignored (SIGPIPE included)" "SigIgn:0000000000000000" "$probe"
         expect_contains "$what: cwd as asked" "cwd=$SB_HOME/work/sub" "$probe"
         n=$(sed -n 's/^sid=//p' <<<"$probe")
@@ -294,6 +321,12 @@ else
         expect_eq "enter = \"run0\" on systemd $major is refused" "125" "$status"
         expect_contains "enter = \"run0\" on systemd $major says why" "systemd $major has no run0 --pipe" "$out"
 fi
+echo "# enter = \"direct\" on systemd $major"
+with_enter direct
+run helper enter --chdir "$SB_HOME" -- bash "$SB_HOME/probe.sh"
+expect_eq "enter (direct): the probe's status" "0" "$status"
+expect_contains "enter (direct): the OOM killer's first choice (oom_score_adj 1000)" "oom=1000" "$out"
+expect_oom_floor "enter (direct)" "$out"
 with_enter auto
 
 # ---------------------------------------------------------------------------------------------------------

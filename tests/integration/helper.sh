@@ -32,10 +32,26 @@ echo "# ping and enter"
 run helper ping
 expect_eq "ping succeeds" "0" "$status"
 
+# The kernel keeps a process from lowering its oom_score_adj below the value a process with
+# CAP_SYS_RESOURCE last wrote. Where root itself lacks it (not in its bounding set, as on some VMs), no
+# writer can set that floor: the command can go back from 1000 to 0 there, but still not below.
+if [ $(((16#$(awk '/^CapBnd:/ { print $2 }' /proc/self/status) >> 24) & 1)) = 1 ]; then sys_resource=1; else sys_resource=0; fi
+# expect_oom_floor WHAT PROBE_OUTPUT
+expect_oom_floor() {
+        expect_contains "$1: the command cannot make its oom_score_adj negative" "oom-negative=refused" "$2"
+        if [ "$sys_resource" = 1 ]; then
+                expect_contains "$1: the command cannot lower its oom_score_adj" "oom-lower=refused oom-after=1000" "$2"
+        else
+                echo "# note: $1: root has no CAP_SYS_RESOURCE here, so no floor of 1000 can be set ($(grep '^oom-lower=' <<<"$2"))"
+        fi
+}
 cat >"$SB_HOME/probe.sh" <<'EOF'
 echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)"
 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status | tr -d '\t' | tr '\n' ' '
 echo
+echo "oom=$(cat /proc/self/oom_score_adj)"
+echo "oom-lower=$( (echo 999 >/proc/self/oom_score_adj) 2>/dev/null && echo done || echo refused) oom-after=$(cat /proc/self/oom_score_adj)"
+echo "oom-negative=$( (echo -1 >/proc/self/oom_score_adj) 2>/dev/null && echo done || echo refused)"
 echo "cwd=$(pwd)"
 echo "sid=$(ps -o sid= -p $$ | tr -d ' ') pid=$$"
 echo "tty=$(tty -s && tty || echo none)"
@@ -56,6 +72,8 @@ for set in CapInh CapPrm CapEff CapBnd CapAmb; do
         expect_contains "enter: $set empty" "$set:0000000000000000" "$probe"
 done
 expect_contains "enter: no_new_privs" "NoNewPrivs:1" "$probe"
+expect_contains "enter: the OOM killer's first choice (oom_score_adj 1000)" "oom=1000" "$probe"
+expect_oom_floor "enter" "$probe"
 expect_contains "enter: cwd as asked" "cwd=$SB_HOME/work/sub" "$probe"
 sid=$(sed -n 's/^sid=\([0-9]*\) pid=\([0-9]*\)$/\1 \2/p' <<<"$probe")
 expect_eq "enter: a new session (the command leads it)" "${sid#* }" "${sid% *}"

@@ -68,6 +68,9 @@ START_TEST(test_run0_line)
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
                 "--property=ProtectProc=invisible",
+                "--property=TimeoutStartSec=infinity",
+                "--property=RuntimeMaxSec=infinity",
+                "--property=OOMScoreAdjust=1000",
                 "--chdir=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -104,13 +107,16 @@ START_TEST(test_systemd_run_line)
                 "--pipe",
                 "--wait",
                 "--collect",
-                "--service-type=exec",
+                "--service-type=simple",
                 "--uid=runner-sandbox",
                 "--property=PAMName=login",
                 "--property=NoNewPrivileges=yes",
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
                 "--property=ProtectProc=invisible",
+                "--property=TimeoutStartSec=infinity",
+                "--property=RuntimeMaxSec=infinity",
+                "--property=OOMScoreAdjust=1000",
                 "--working-directory=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -150,6 +156,9 @@ START_TEST(test_run0_line_no_env_odd_words)
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
                 "--property=ProtectProc=invisible",
+                "--property=TimeoutStartSec=infinity",
+                "--property=RuntimeMaxSec=infinity",
+                "--property=OOMScoreAdjust=1000",
                 "--chdir=/home/runner-sandbox/work",
                 "--",
                 "/usr/bin/sh",
@@ -189,13 +198,16 @@ START_TEST(test_systemd_run_line_one_word)
                 "--pipe",
                 "--wait",
                 "--collect",
-                "--service-type=exec",
+                "--service-type=simple",
                 "--uid=runner-sandbox",
                 "--property=PAMName=login",
                 "--property=NoNewPrivileges=yes",
                 "--property=CapabilityBoundingSet=",
                 "--property=IgnoreSIGPIPE=no",
                 "--property=ProtectProc=invisible",
+                "--property=TimeoutStartSec=infinity",
+                "--property=RuntimeMaxSec=infinity",
+                "--property=OOMScoreAdjust=1000",
                 "--working-directory=/home/runner-sandbox/work",
                 "--",
                 "/usr/bin/sh",
@@ -330,9 +342,9 @@ START_TEST(test_many_words)
         }
         cmd[200] = NULL;
         ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv), 0);
-        ck_assert_uint_eq(strv_length(argv), 26 + 200);
-        ck_assert_str_eq(argv[26], "w0");
-        ck_assert_str_eq(argv[26 + 199], "w199");
+        ck_assert_uint_eq(strv_length(argv), 29 + 200);
+        ck_assert_str_eq(argv[29], "w0");
+        ck_assert_str_eq(argv[29 + 199], "w199");
 }
 END_TEST
 
