@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,20 @@
 #include <unistd.h>
 
 static const char *const subdirs[] = { "home", "config", "cache", "data", "state", "runtime" };
+
+/* Whether XDG_RUNTIME_DIR is /run/user/UID, a directory of this user's alone, on a filesystem of its own
+ * (the tmpfs logind mounts there for the user's sessions). */
+static bool runtime_dir_is_sessions(void)
+{
+        const char *v = getenv("XDG_RUNTIME_DIR");
+        char want[64];
+        struct stat st, run;
+
+        (void)snprintf(want, sizeof(want), "/run/user/%u", (unsigned)getuid());
+        return v && strcmp(v, want) == 0 && lstat(v, &st) == 0 && S_ISDIR(st.st_mode) &&
+               st.st_uid == getuid() && (st.st_mode & 07777) == 0700 && lstat("/run/user", &run) == 0 &&
+               run.st_dev != st.st_dev;
+}
 
 int probe_home_enter(const char *tmp, char *ret_dir, size_t size)
 {
@@ -40,12 +55,21 @@ int probe_home_enter(const char *tmp, char *ret_dir, size_t size)
                 { "XDG_CACHE_HOME", "cache" },
                 { "XDG_DATA_HOME", "data" },
                 { "XDG_STATE_HOME", "state" },
-                { "XDG_RUNTIME_DIR", "runtime" },
                 { "npm_config_userconfig", "home/.npmrc" },
         };
         for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
                 (void)snprintf(path, sizeof(path), "%s/%s", ret_dir, vars[i].sub);
                 if (setenv(vars[i].name, path, 1) < 0)
+                        goto fail;
+        }
+        /* logind's runtime directory of this session stays: made for the user's first session and
+         * removed after its last (kill-user ended every process, so every session, before the check),
+         * it holds nothing an earlier step left, and podman in a PAM session expects it (with another,
+         * podman 4.3 on Debian 12 did not end after its container). Elsewhere (the direct backend) one
+         * of the check's own. */
+        if (!runtime_dir_is_sessions()) {
+                (void)snprintf(path, sizeof(path), "%s/runtime", ret_dir);
+                if (setenv("XDG_RUNTIME_DIR", path, 1) < 0)
                         goto fail;
         }
         if (setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1) < 0 || setenv("GIT_CONFIG_NOSYSTEM", "1", 1) < 0 ||

@@ -12,14 +12,14 @@
 /* The variables probe_home_enter() sets, each to a directory (or file) of the private home. */
 #define PROBE_HOME_VARIABLES                                                                                \
         "HOME", "CURL_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",        \
-                "XDG_RUNTIME_DIR", "npm_config_userconfig", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",     \
-                "GIT_ALLOW_PROTOCOL"
+                "npm_config_userconfig", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_ALLOW_PROTOCOL"
 
 /* Makes a fresh 0700 directory under tmp (an absolute path: the sandbox side's TMPDIR, or /tmp) with
  * home/, config/, cache/, data/, state/ and runtime/ in it, points the variables above into it or at
- * /dev/null (git: no global or system file, http and https only; podman finds its per-user files, its
- * store and its runtime state under the XDG directories, so root's in /usr/share and /etc are all the
- * configuration it reads; the user-manager probe names the real runtime directory itself), and makes "/" the
+ * /dev/null (git: no global or system file, http and https only; podman finds its per-user files and its
+ * store under the XDG directories, so root's in /usr/share and /etc are all the configuration it reads),
+ * XDG_RUNTIME_DIR too where it is not logind's of this session (which is as fresh as the session), and
+ * makes "/" the
  * working directory (no sandbox user can write there, so no tool that searches upward from it finds a .git,
  * a .cargo or an .npmrc of the sandbox user's). Its path in ret_dir (size bytes). 0, or -errno with nothing
  * left behind. Call before any thread starts: it changes the process's environment. */
