@@ -59,24 +59,25 @@ static char check_home[PATH_MAX];
 
 extern char **environ;
 
-#define STATE_DIR       "/etc/agentic-job"
-#define POLICY_DIR      "/opt/egress-proxy/policy"
-#define SYSTEMD_RUN     "/usr/bin/systemd-run"
-#define PKCHECK         "/usr/bin/pkcheck"
-#define LOGINCTL        "/usr/bin/loginctl"
-#define CRONTAB         "/usr/bin/crontab"
-#define ATQ             "/usr/bin/atq"
-#define RUN0            "/usr/bin/run0"
-#define SUDO            "/usr/bin/sudo"
-#define SYSTEMCTL       "/usr/bin/systemctl"
-#define DPKG_QUERY      "/usr/bin/dpkg-query"
-#define RPM             "/usr/bin/rpm"
-#define METADATA_URL    "http://169.254.169.254/"
-#define CONNECT_MS      1000   /* one local connect() */
-#define ALL_MS          45000  /* every probe */
-#define WALK_ALL_MS     900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
-#define MAX_LISTENERS   1024
-#define WALK_TREES_TEXT "/etc, /usr, /opt, /var/lib, /var/spool, /srv, /root and /boot"
+#define STATE_DIR         "/etc/agentic-job"
+#define POLICY_DIR        "/opt/egress-proxy/policy"
+#define SYSTEMD_RUN       "/usr/bin/systemd-run"
+#define PKCHECK           "/usr/bin/pkcheck"
+#define LOGINCTL          "/usr/bin/loginctl"
+#define CRONTAB           "/usr/bin/crontab"
+#define ATQ               "/usr/bin/atq"
+#define RUN0              "/usr/bin/run0"
+#define SUDO              "/usr/bin/sudo"
+#define SYSTEMCTL         "/usr/bin/systemctl"
+#define DPKG_QUERY        "/usr/bin/dpkg-query"
+#define RPM               "/usr/bin/rpm"
+#define METADATA_URL      "http://169.254.169.254/"
+#define CONNECT_MS        1000   /* one local connect() */
+#define ALL_MS            45000  /* every probe */
+#define WALK_ALL_MS       900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
+#define MAX_LISTENERS     1024
+#define HOME_REMOVE_TRIES 20 /* 100 ms apart */
+#define WALK_TREES_TEXT   "/etc, /usr, /opt, /var/lib, /var/spool, /srv, /root and /boot"
 
 static InsideArgs args_storage;
 static const InsideArgs *const args = &args_storage;
@@ -1237,6 +1238,8 @@ int sandbox_probe_inside_main(int argc, char **argv)
         /* Only when every probe is done: a late one may still use the home (kill-user, before the next
          * enter, ends what is left; the directory then stays, the sandbox user's own, holding nothing). */
         if (r == 0)
-                (void)probe_home_remove(check_home);
+                for (int i = 0; i < HOME_REMOVE_TRIES && probe_home_remove(check_home) < 0; i++)
+                        /* podman's cleanup of a container it ran may still be writing there */
+                        (void)nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
         _exit(r);
 }

@@ -960,6 +960,10 @@ expect_contains "the image pulled into the check's own store" "ok [container-pul
 expect_contains "the container's POST: the proxy's refusal" "403 with X-Egress-Denied" \
         "$(grep '^ok \[egress-container-post\]' "$work/out")"
 expect_eq "the check's own home (and store) removed" "" "$(ls -d /tmp/agentic-job-check-home-* 2>/dev/null)"
+for d in /tmp/agentic-job-check-home-*; do
+        [ -e "$d" ] && find "$d" -maxdepth 6 -printf '# left: %M %u %p\n' | head -n 20
+        [ -e "$d" ] && ps -o pid=,args= -u "$SANDBOX" | sed 's/^/# left running: /'
+done
 expect_eq "nothing in the sandbox user's own store" "" "$(as_sandbox podman images -q 2>/dev/null)"
 
 # An image of the sandbox user's choosing: an archive it may write, a store it owns.
