@@ -19,7 +19,6 @@
 
 #define CA_INSIDE       "/run/agentic-job-check-ca.pem"
 #define METADATA_URL    "http://169.254.169.254/"
-#define PULL_MS         30000 /* a registry's image through the proxy */
 #define BUILD_MS        20000
 #define OUT_MAX         2048
 #define CONTAINER_NAMES 8
@@ -153,7 +152,7 @@ static int pull(const InsideArgs *a)
         char why[512];
         int r;
 
-        r = probe_podman_pull(a->container_image, PULL_MS, image_id, why, sizeof(why));
+        r = probe_podman_pull(a->container_image, image_id, why, sizeof(why));
         if (r != 0) {
                 probe_emit("container-pull", "fail", t, "%s", why);
                 return -ENOENT;

@@ -153,7 +153,7 @@ int probe_podman_info(const char *format, char *out, size_t size, char *why, siz
         return r == 0 ? -EBADMSG : r;
 }
 
-int probe_podman_pull(const char *image, long long ms, char ret_id[65], char *why, size_t why_size)
+int probe_podman_pull(const char *image, char ret_id[65], char *why, size_t why_size)
 {
         static const char *const refused_transports[] = {
                 "containers-storage:", "dir:", "oci:", "docker-daemon:", "ostree:", "sif:", "tarball:"
@@ -188,7 +188,7 @@ int probe_podman_pull(const char *image, long long ms, char ret_id[65], char *wh
         }
         r = probe_run_timed(
                 (char *const[]){ (char *)PROBE_PODMAN, (char *)"pull", (char *)"-q", (char *)image, NULL },
-                environ, out, sizeof(out), true, ms);
+                environ, out, sizeof(out), true, PROBE_PULL_MS);
         last = probe_last_line(out);
         if (r == 0 && strlen(last) == 64 && strspn(last, "0123456789abcdef") == 64) {
                 memcpy(ret_id, last, 65);

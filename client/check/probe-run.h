@@ -8,6 +8,7 @@
 #define PROBE_CURL       "/usr/bin/curl"
 #define PROBE_PODMAN     "/usr/bin/podman"
 #define PROBE_PROGRAM_MS 10000 /* any program a probe runs */
+#define PROBE_PULL_MS    30000 /* an image through the proxy, or from an archive */
 #define PROBE_SIGNALLED  256   /* probe_run_timed()'s status for a program signal N ended: 256+N */
 
 /* Runs argv (argv[0] absolute) with environment env, standard input from /dev/null, its standard output
@@ -39,11 +40,12 @@ const char *probe_last_line(char *out);
 int probe_podman_info(const char *format, char *out, size_t size, char *why, size_t why_size);
 
 /* podman pull -q image into the store of the sandbox side's own home (probe_home_enter(): never the
- * sandbox user's own store, where an earlier step may have put any image under any name), within ms: 0
+ * sandbox user's own store, where an earlier step may have put any image under any name), within
+ * PROBE_PULL_MS: 0
  * with the image's id in ret_id (65 bytes); else its status or -errno, and why. An image on this machine
  * (docker-archive:PATH or oci-archive:PATH) must be a file root's alone; the transports that read other
  * places of this machine (containers-storage:, dir:, oci:, docker-daemon:, ...) are refused (-EPERM). */
-int probe_podman_pull(const char *image, long long ms, char ret_id[65], char *why, size_t why_size);
+int probe_podman_pull(const char *image, char ret_id[65], char *why, size_t why_size);
 
 /* curl's HTTP code for url ("000" when none) with our environment, direct: bypassing any proxy; its
  * status. */

@@ -36,7 +36,6 @@ const char *const token_probe_names[] = {
 #define SCAN_DEPTH  64
 #define MOUNTED     "/agentic-job-token" /* the token's directory, in the container */
 #define SUBUID      "1000:1000"          /* a uid of the container's but its root: a subordinate one */
-#define PULL_MS     30000                /* the image through the proxy, or from an archive */
 
 /* One result line, as the check's sandbox side writes them; ok returned. */
 static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
@@ -257,7 +256,7 @@ static int probe_containers(const TokenProbeInput *in)
                 return 0;
         }
         /* The image pulled into the probes' own store, never the sandbox user's (probe_podman_pull()). */
-        r = probe_podman_pull(in->container_image, PULL_MS, image, pull_why, sizeof(pull_why));
+        r = probe_podman_pull(in->container_image, image, pull_why, sizeof(pull_why));
         if (r != 0) {
                 failed += !emit("token-container-control", false, t, "%s", pull_why);
                 container_notes(1, probe_now_ms(), "token-container-control failed");
