@@ -5,6 +5,7 @@
 #define CLIENT_EXIT_USAGE 2
 
 int sandbox_exec_main(int argc, char **argv);
+int sandbox_kill_user_main(int argc, char **argv);
 int sandbox_setup_main(int argc, char **argv);
 int policy_test_main(int argc, char **argv);
 int sandbox_check_main(int argc, char **argv);

@@ -61,6 +61,20 @@ int proc_status_parse(const char *text, ProcStatus *ret)
                 p = end;
         }
 
+        /* Optional: the parent, as this pid namespace sees it (0: none in it). */
+        s.ppid = -1;
+        p = find_field(text, "PPid:");
+        if (p) {
+                long v;
+                char *end;
+
+                p += strspn(p, " \t");
+                errno = 0;
+                v = strtol(p, &end, 10);
+                if (end != p && !errno && v >= 0 && v <= 1L << 22)
+                        s.ppid = (pid_t)v;
+        }
+
         /* Optional: where it is missing the threads are looked at one by one. */
         p = find_field(text, "Threads:");
         if (p) {

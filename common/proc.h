@@ -8,6 +8,7 @@
 typedef struct ProcStatus {
         char state; /* the State: letter; 'Z' and 'X' are dead and waiting for their parent ('t': traced) */
         uid_t uid[4];     /* real, effective, saved, filesystem */
+        pid_t ppid;       /* the PPid: line, -1 where it is missing */
         unsigned threads; /* the Threads: count, 0 where the line is missing */
         /* Set by proc_for_each() when the leader is 'Z' or 'X' but another of its threads still runs: a
          * main thread that called pthread_exit() shows as a zombie while its process goes on. */

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <linux/sched.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -244,18 +245,51 @@ static pid_t spawn(int cgroup_fd, int *ret_pidfd)
         return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
+/* The caller ended before the command: nobody is left to end it, or to call kill-user after it. The
+ * helper does, as kill-user does: every process of the sandbox user ends, this command's and whatever it
+ * started in a unit or session of its own. */
+_Noreturn static void caller_gone(const Helper *h, pid_t caller)
+{
+        audit(LOG_WARNING, "the caller (pid %ld) ended before the command: every process of %s is ended",
+              (long)caller, h->sandbox.pw_name);
+        op_kill_user(h);
+}
+
+/* Waits until the command has exited (its pidfd is readable) or its caller has. Signals interrupt the
+ * wait only to be forwarded. */
+static void wait_child_or_caller(const Helper *h, int pidfd, int caller_fd, pid_t caller)
+{
+        for (;;) {
+                struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
+                                       { .fd = caller_fd, .events = POLLIN } };
+                int k = poll(p, 2, -1);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        die(EXIT_FAILED, "poll: %s", strerror(errno));
+                if (p[0].revents)
+                        return;
+                if (p[1].revents)
+                        caller_gone(h, caller);
+        }
+}
+
 /* Runs line (systemd backends) or the command itself (line NULL: direct) as a child, waits for it, and
  * ends the helper with its status. */
 _Noreturn static void run_child(const Helper *h, const char *how, char **line, char **env)
 {
         _cleanup_free_ char *cgroup = NULL;
         struct sigaction sa = { .sa_handler = forward_signal };
-        int report[2], cgroup_fd = -1, pidfd = -1, status;
+        int report[2], cgroup_fd = -1, pidfd = -1, caller_fd, status;
+        pid_t caller;
         sigset_t block, saved;
         ChildFailure f;
         ssize_t n;
         pid_t pid;
 
+        /* Before anything is made: a caller already gone is refused (pidfd_open sets close-on-exec). */
+        caller_fd = caller_watch_open(&caller);
         /* A cgroup of its own where there is cgroup2 and no systemd to make one: kill-user empties it
          * in one write. */
         if (!line) {
@@ -301,6 +335,8 @@ _Noreturn static void run_child(const Helper *h, const char *how, char **line, c
         do
                 n = read(report[0], &f, sizeof(f));
         while (n < 0 && errno == EINTR);
+        if (n == 0)
+                wait_child_or_caller(h, pidfd, caller_fd, caller);
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         die(EXIT_FAILED, "waitpid: %s", strerror(errno));

@@ -88,6 +88,10 @@ void audit(int priority, const char *fmt, ...) __attribute__((format(printf, 2, 
  * cut short rather than overflowing: one line, whatever the caller's text held. */
 void audit_escape(const char *text, char *out, size_t size);
 
+/* The process that started sudo (the first ancestor that is not sudo), as a pidfd that turns readable when
+ * it exits; its pid in *ret_pid. Ends the helper with EXIT_CALLER where that process is already gone. */
+int caller_watch_open(pid_t *ret_pid);
+
 _Noreturn void op_enter(const Helper *h);
 _Noreturn void op_kill_user(const Helper *h);
 _Noreturn void op_proxy_log(const Helper *h);

@@ -43,6 +43,7 @@
 #include "probe-containers.h"
 #include "probe-emit.h"
 #include "probe-home.h"
+#include "probe-orphans.h"
 #include "probe-processes.h"
 #include "probe-proxy.h"
 #include "probe-run.h"
@@ -59,25 +60,26 @@ static char check_home[PATH_MAX];
 
 extern char **environ;
 
-#define STATE_DIR         "/etc/agentic-job"
-#define POLICY_DIR        "/opt/egress-proxy/policy"
-#define SYSTEMD_RUN       "/usr/bin/systemd-run"
-#define PKCHECK           "/usr/bin/pkcheck"
-#define LOGINCTL          "/usr/bin/loginctl"
-#define CRONTAB           "/usr/bin/crontab"
-#define ATQ               "/usr/bin/atq"
-#define RUN0              "/usr/bin/run0"
-#define SUDO              "/usr/bin/sudo"
-#define SYSTEMCTL         "/usr/bin/systemctl"
-#define DPKG_QUERY        "/usr/bin/dpkg-query"
-#define RPM               "/usr/bin/rpm"
-#define METADATA_URL      "http://169.254.169.254/"
-#define CONNECT_MS        1000   /* one local connect() */
-#define ALL_MS            45000  /* every probe */
-#define WALK_ALL_MS       900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
-#define MAX_LISTENERS     1024
-#define HOME_REMOVE_TRIES 20 /* 100 ms apart */
-#define WALK_TREES_TEXT   "/etc, /usr, /opt, /var/lib, /var/spool, /srv, /root and /boot"
+#define STATE_DIR        "/etc/agentic-job"
+#define POLICY_DIR       "/opt/egress-proxy/policy"
+#define SYSTEMD_RUN      "/usr/bin/systemd-run"
+#define PKCHECK          "/usr/bin/pkcheck"
+#define LOGINCTL         "/usr/bin/loginctl"
+#define CRONTAB          "/usr/bin/crontab"
+#define ATQ              "/usr/bin/atq"
+#define RUN0             "/usr/bin/run0"
+#define SUDO             "/usr/bin/sudo"
+#define SYSTEMCTL        "/usr/bin/systemctl"
+#define DPKG_QUERY       "/usr/bin/dpkg-query"
+#define RPM              "/usr/bin/rpm"
+#define METADATA_URL     "http://169.254.169.254/"
+#define CONNECT_MS       1000   /* one local connect() */
+#define ALL_MS           45000  /* every probe */
+#define WALK_ALL_MS      900000 /* every probe, with --walk: a walk of a hosted runner takes minutes */
+#define MAX_LISTENERS    1024
+#define ORPHANS_GRACE_MS 2000 /* podman's cleanup of its container, left to end by itself */
+#define ORPHANS_KILL_MS  5000
+#define WALK_TREES_TEXT  "/etc, /usr, /opt, /var/lib, /var/spool, /srv, /root and /boot"
 
 static InsideArgs args_storage;
 static const InsideArgs *const args = &args_storage;
@@ -1205,6 +1207,12 @@ int sandbox_probe_inside_main(int argc, char **argv)
                 fprintf(stderr, "agentic-job sandbox probe-inside: %s\n", e.message);
                 return 2;
         }
+        r = probe_orphans_adopt();
+        if (r < 0) {
+                fprintf(stderr, "agentic-job sandbox probe-inside: cannot become a subreaper: %s\n",
+                        strerror(-r));
+                return 2;
+        }
         r = probe_home_enter(getenv("TMPDIR"), check_home, sizeof(check_home));
         if (r < 0) {
                 fprintf(stderr, "agentic-job sandbox probe-inside: cannot make the check's own home: %s\n",
@@ -1235,11 +1243,13 @@ int sandbox_probe_inside_main(int argc, char **argv)
         pthread_mutex_unlock(&done_lock);
         /* A probe still running has no result: the runner side counts it failed. */
         probe_emit_end();
-        /* Only when every probe is done: a late one may still use the home (kill-user, before the next
-         * enter, ends what is left; the directory then stays, the sandbox user's own, holding nothing). */
-        if (r == 0)
-                for (int i = 0; i < HOME_REMOVE_TRIES && probe_home_remove(check_home) < 0; i++)
-                        /* podman's cleanup of a container it ran may still be writing there */
-                        (void)nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+        /* Only when every probe is done: a late one may still use the home, and its thread waits for its
+         * own child (kill-user, before the next enter, ends what is left; the directory then stays, the
+         * sandbox user's own, holding nothing). What the probes' programs left (probe-orphans.h) ends
+         * first: podman's cleanup would make the store again after its removal. */
+        if (r == 0) {
+                (void)probe_orphans_end(ORPHANS_GRACE_MS, ORPHANS_KILL_MS);
+                (void)probe_home_remove(check_home);
+        }
         _exit(r);
 }

@@ -358,7 +358,7 @@ composite run "$ACTION/run" "$RUN_INPUTS"
 wait "$watcher"
 show run
 expect_eq "run: status 0" 0 "$status"
-expect_eq "run: both steps" "['check', 'run']" "$(state run '["order"]')"
+expect_eq "run: its steps, kill-user last" "['check', 'run', 'end']" "$(state run '["order"]')"
 expect_contains "run: the check took the hardening step's record" "no probe made" "$(cat "$work/run.log")"
 expect_eq "run: output status" 0 "$(state run '["outputs"]["status"]')"
 OUT=$RUNNER_TEMP/agentic-job-run
@@ -393,6 +393,23 @@ expect_contains "run-fail: the summary says so" "(exit 1)" "$(cat "$work/run-fai
 composite run-both "$ACTION/run" "$(printf '{"repo": "%s", "ref": "main", "commit": "%s", "base": "main", "task": "task.md", "outputs": "x"}' "$REPO" "$COMMIT")"
 expect_eq "run with commit and ref: the action fails" 1 "$status"
 expect_contains "... and says why" "inputs commit and ref exclude each other" "$(cat "$work/run-both.log")"
+
+echo "# action/run/action.yml: the runner's cancellation mid-agent: SIGINT, 7.5 s, SIGTERM, 2.5 s, SIGKILL, to the step's shell alone"
+touch "$work/run-cancel.go" # the cancel begins as the agent's line shows
+composite run-cancel "$ACTION/run" "$(printf '{"repo": "%s", "commit": "%s", "base": "main", "task": "task.md", "outputs": "x", "profile": "command", "args": "/bin/sh\\n-c\\necho agent-waiting; exec sleep 300"}' "$REPO" "$COMMIT")" \
+        --cancel-when "$work/run-cancel.go" --marker agent-waiting --orphans kill
+show run-cancel
+expect_contains "run-cancel: the agent ran before the cancel (the control)" "agent-waiting" "$(cat "$work/run-cancel.log")"
+expect_eq "run-cancel: the action was cancelled" cancelled "$(state run-cancel '["result"]')"
+expect_eq "run-cancel: SIGINT alone reached the step: run ended within the runner's first wait" "['SIGINT']" \
+        "$(python3 -c 'import json, sys; print([s[0] for s in json.load(open(sys.argv[1]))["steps"]["run"]["cancel"]["signals"]])' "$work/run-cancel.json" 2>&1)"
+expect_eq "run-cancel: the run step's status is run's, cancelled" 1 "$(state run-cancel '["steps"]["run"]["status"]')"
+expect_contains "run-cancel: run's summary names the runner's signal" "cancelled by signal 2" \
+        "$(cat "$(state run-cancel '["outputs"]["out"]')/summary.json" 2>&1)"
+expect_eq "run-cancel: the kill-user step ran after it (if: always())" 0 "$(state run-cancel '["steps"]["end"]["status"]')"
+expect_eq "run-cancel: nothing was left for the runner's clean-up of orphans" "[]" "$(state run-cancel '["orphans_killed"]')"
+expect_eq "run-cancel: nothing of the sandbox user survived" "" "$(live_of_uid "$SANDBOX_UID")"
+echo "# run-cancel: run ended $(state run-cancel '["steps"]["run"]["cancel"]["exited_after"]') s after the SIGINT"
 
 echo "# the check step again, with a protection removed: it fails, its table is in the summary, no record"
 chmod 0755 "$RUNNER_HOME"

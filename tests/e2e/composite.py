@@ -7,23 +7,30 @@ composite ACTION_DIR: the steps of ACTION_DIR/action.yml in order. Each `run` st
 RUNNER_TEMP and its own GITHUB_OUTPUT, GITHUB_ENV, GITHUB_PATH and GITHUB_STEP_SUMMARY files under
 RUNNER_TEMP/_runner_file_commands, is run as `bash --noprofile --norc -e -o pipefail SCRIPT` in
 GITHUB_WORKSPACE with the job's environment, what earlier steps put in GITHUB_ENV and GITHUB_PATH,
-GITHUB_ACTION_PATH and the step's `env:`; the first step that fails ends the action. The expressions
-`${{ inputs.NAME }}`, `${{ github.action_path }}` and `${{ steps.ID.outputs.NAME }}` are evaluated;
-anything else (another expression, `if:`, `uses:`, a shell other than bash, an unknown input) is refused
-with status 2, so that nothing the action relies on goes untested. A step summary over the runner's limit
-(1 MiB) fails the step, as the runner fails its upload. The step summaries are appended to --summary (the
-job's), and the result is written to --state as JSON: per step its status, outputs and summary size, and
-the action's outputs, evaluated from its `outputs:`.
+GITHUB_ACTION_PATH and the step's `env:`; after a step that fails or is cancelled, only the steps with
+`if: always()` run. The expressions `${{ inputs.NAME }}`, `${{ github.action_path }}` and
+`${{ steps.ID.outputs.NAME }}` are evaluated; anything else (another expression, another `if:`, `uses:`, a
+shell other than bash, an unknown input) is refused with status 2, so that nothing the action relies on
+goes untested. A step summary over the runner's limit (1 MiB) fails the step, as the runner fails its
+upload. The step summaries are appended to --summary (the job's), and the result is written to --state as
+JSON: per step its status, outputs and summary size, the action's outputs, evaluated from its `outputs:`,
+and its result (success, failure, cancelled).
+
+Cancellation, in both modes: with --cancel-when FILE, once a step has printed a line --marker and FILE
+exists, the runner's cancellation of that step (actions/runner, ProcessInvoker): SIGINT to the step's
+process alone, 7.5 s, SIGTERM to it, 2.5 s, SIGKILL to it, never to its group or its children. Every
+process gets RUNNER_TRACKING_ID (the job's, or a new one), and the runner's clean-up of orphans at the end
+of the job, SIGKILL to every process of the runner user whose environment holds it, follows the shell step,
+and the composite action with --orphans kill.
 
 shell TEMPLATE SCRIPT_TEXT_FILE: one step with a custom shell: the template is split at its first space,
 the first word looked up on PATH, `{0}` in the rest replaced by the path of the script file (written into
 RUNNER_TEMP under a fresh name, no extension) and the rest split at spaces; standard input is a pipe
-closed at once. With --cancel-when FILE: once the step has printed a line --marker, and FILE exists, the
-runner's cancellation: SIGINT to the step's process alone, 7.5 s, SIGTERM, 2.5 s, then SIGKILL to it and
-every descendant the runner user may signal. Its output goes to standard output; the status is the step's.
+closed at once. Its output goes to standard output; the status is the step's.
 
 usage: composite.py composite ACTION_DIR --inputs JSON|@FILE --state FILE --summary FILE
                     [--until ID | --only ID | --from ID --prior STATE]
+                    [--cancel-when FILE --marker TEXT] [--orphans kill]
        composite.py shell TEMPLATE SCRIPT_TEXT_FILE [--env JSON] [--cancel-when FILE --marker TEXT]
                     [--report FILE]
 The job's variables (GITHUB_*, RUNNER_TEMP, the stand-in tokens) come from this program's environment."""
@@ -43,7 +50,7 @@ import yaml
 SUMMARY_LIMIT = 1024 * 1024
 NAME = r"[A-Za-z_][A-Za-z0-9_-]*"
 EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
-STEP_KEYS = {"name", "id", "shell", "run", "env"}
+STEP_KEYS = {"name", "id", "shell", "run", "env", "if"}
 
 
 class Refused(Exception):
@@ -154,6 +161,8 @@ def composite(args):
             raise Refused("no step has the id %r" % args[key])
     started = not (args.get("only") or args.get("from"))
     added_env = {}
+    tracking = tracking_id(job_env)
+    report = {"signals": []}
     for i, step in enumerate(steps):
         sid = step.get("id") or "__step%d" % i
         if args.get("only"):
@@ -165,6 +174,10 @@ def composite(args):
         for key in step:
             if key not in STEP_KEYS:
                 raise Refused("step %s: %r is a key this stand-in does not run" % (sid, key))
+        if "if" in step and str(step["if"]).strip() not in ("always()", "${{ always() }}"):
+            raise Refused("step %s: if: %r (this stand-in knows always() alone)" % (sid, step["if"]))
+        if state["result"] != "success" and "if" not in step:
+            continue  # after a failure or a cancel, only the steps that run always()
         if step.get("shell") != "bash" or not isinstance(step.get("run"), str):
             raise Refused("step %s: not a run step with shell bash" % sid)
         if "${{" in step["run"]:
@@ -183,8 +196,10 @@ def composite(args):
             f.write(step["run"])
         print("::step %s: %s" % (sid, step.get("name", sid)), flush=True)
         t0 = time.monotonic()
-        status = subprocess.call(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", script],
-                                 cwd=workspace, env=env, stdin=subprocess.DEVNULL)
+        was_cancelled = report.get("cancelled")
+        status = run_watched(["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", script], workspace, env,
+                             subprocess.DEVNULL, None if was_cancelled else args.get("cancel_when"),
+                             args.get("marker"), report)
         record = {"status": status, "seconds": round(time.monotonic() - t0, 3), "outputs": {},
                   "summary_bytes": os.path.getsize(files["GITHUB_STEP_SUMMARY"]), "script": script}
         try:
@@ -209,11 +224,16 @@ def composite(args):
         state["steps"][sid] = record
         state["order"].append(sid)
         print("::step %s: status %d in %.1f s" % (sid, status, record["seconds"]), flush=True)
-        if status != 0:
+        if report.get("cancelled") and not was_cancelled:
+            state["result"] = "cancelled"
+            record["cancel"] = {k: report[k] for k in ("signals", "exited_after")}
+        elif status != 0 and state["result"] == "success":
             state["result"] = "failure"
-            break
         if args.get("until") == sid:
             break
+    if args.get("orphans") == "kill":
+        kill_orphans(tracking, report)
+        state["orphans_killed"] = report.get("orphans_killed", [])
     for name, spec in (action.get("outputs") or {}).items():
         try:
             state["outputs"][name] = evaluate(spec.get("value", ""), inputs, action_dir, state["steps"])
@@ -224,52 +244,39 @@ def composite(args):
     return 0 if state["result"] == "success" else 1
 
 
-def descendants(pid):
-    """pid and every process below it, from /proc/PID/task/*/children."""
-    seen, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        seen.append(p)
+def tracking_id(env):
+    """The runner marks every process of a job with RUNNER_TRACKING_ID in its environment."""
+    env.setdefault("RUNNER_TRACKING_ID", "github_%s" % uuid.uuid4())
+    return env["RUNNER_TRACKING_ID"]
+
+
+def kill_orphans(tracking, report):
+    """The runner's clean-up of orphans at the end of a job: SIGKILL to every process whose environment
+    holds the job's RUNNER_TRACKING_ID (those it may read: its own user's)."""
+    mark = ("RUNNER_TRACKING_ID=%s" % tracking).encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
         try:
-            for task in os.listdir("/proc/%d/task" % p):
-                with open("/proc/%d/task/%s/children" % (p, task)) as f:
-                    todo += [int(c) for c in f.read().split()]
+            with open("/proc/%s/environ" % name, "rb") as f:
+                if mark not in f.read().split(b"\0"):
+                    continue
+            os.kill(int(name), signal.SIGKILL)
+            report.setdefault("orphans_killed", []).append(int(name))
         except OSError:
             pass
-    return seen
 
 
-def shell(args):
-    template = args["template"]
-    if " " not in template:
-        raise Refused("a custom shell is a program and its arguments")
-    program, rest = template.split(" ", 1)
-    if "{0}" not in rest:
-        raise Refused("the shell's arguments hold no {0}")
-    if re.search(r"[{}]", rest.replace("{0}", "")) or re.search(r"['\"]", rest):
-        raise Refused("a brace or quote in the template: the runner's string.Format and split differ")
-    env = dict(os.environ)
-    env.update(json.loads(args.get("env") or "{}"))
-    temp = env["RUNNER_TEMP"]
-    env.update(file_commands(temp))
-    found = None
-    for d in env.get("PATH", "").split(":"):
-        if d and os.access(os.path.join(d, program), os.X_OK):
-            found = os.path.join(d, program)
-            break
-    if not found:
-        print("::error::%s: not found on PATH" % program, flush=True)
-        return 127
-    script = os.path.join(temp, str(uuid.uuid4()))
-    with open(args["script"], encoding="utf-8") as f, open(script, "w", encoding="utf-8") as out:
-        out.write(f.read())
-    argv = [found] + rest.replace("{0}", script).split(" ")
-    proc = subprocess.Popen(argv, cwd=env["GITHUB_WORKSPACE"], env=env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    proc.stdin.close()
-    report = {"argv": argv, "signals": []}
-    cancel = args.get("cancel_when")
-    marker = (args.get("marker") or "").encode()
+def run_watched(argv, cwd, env, stdin, cancel, marker, report):
+    """Runs argv with its output (both streams) copied to ours, as the runner does. With cancel: once the
+    output held a line marker and the file cancel exists, the runner's cancellation of a step: SIGINT to
+    the step's process alone, 7.5 s, SIGTERM to it, 2.5 s, SIGKILL to it (never its group or its children:
+    actions/runner's ProcessInvoker). Returns the status (128+N for signal N)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    if stdin == subprocess.PIPE:
+        proc.stdin.close()
+    marker = (marker or "").encode()
     seen_marker = False
     fd = proc.stdout.fileno()
     t_cancel = None
@@ -308,18 +315,48 @@ def shell(args):
             report["signals"].append(["SIGTERM", round(now - t_cancel, 2)])
             stage = 2
         elif stage == 2 and not done and now - t_cancel >= 10.0:
-            for p in reversed(descendants(proc.pid)):
-                try:
-                    os.kill(p, signal.SIGKILL)
-                    report["signals"].append(["SIGKILL %d" % p, round(now - t_cancel, 2)])
-                except OSError as e:
-                    report["signals"].append(["SIGKILL %d refused: %s" % (p, e.strerror),
-                                              round(now - t_cancel, 2)])
+            proc.kill()
+            report["signals"].append(["SIGKILL", round(now - t_cancel, 2)])
             stage = 3
     status = proc.wait()
-    report["status"] = status if status >= 0 else 128 - status
+    status = status if status >= 0 else 128 - status
     if t_cancel is not None:
+        report["cancelled"] = True
         report["exited_after"] = round(time.monotonic() - t_cancel, 2)
+    return status
+
+
+def shell(args):
+    template = args["template"]
+    if " " not in template:
+        raise Refused("a custom shell is a program and its arguments")
+    program, rest = template.split(" ", 1)
+    if "{0}" not in rest:
+        raise Refused("the shell's arguments hold no {0}")
+    if re.search(r"[{}]", rest.replace("{0}", "")) or re.search(r"['\"]", rest):
+        raise Refused("a brace or quote in the template: the runner's string.Format and split differ")
+    env = dict(os.environ)
+    env.update(json.loads(args.get("env") or "{}"))
+    temp = env["RUNNER_TEMP"]
+    env.update(file_commands(temp))
+    found = None
+    for d in env.get("PATH", "").split(":"):
+        if d and os.access(os.path.join(d, program), os.X_OK):
+            found = os.path.join(d, program)
+            break
+    if not found:
+        print("::error::%s: not found on PATH" % program, flush=True)
+        return 127
+    script = os.path.join(temp, str(uuid.uuid4()))
+    with open(args["script"], encoding="utf-8") as f, open(script, "w", encoding="utf-8") as out:
+        out.write(f.read())
+    argv = [found] + rest.replace("{0}", script).split(" ")
+    tracking = tracking_id(env)
+    report = {"argv": argv, "signals": []}
+    report["status"] = run_watched(argv, env["GITHUB_WORKSPACE"], env, subprocess.PIPE,
+                                   args.get("cancel_when"), args.get("marker"), report)
+    # The job ends with this step: the runner's clean-up of orphans.
+    kill_orphans(tracking, report)
     if args.get("report"):
         with open(args["report"], "w") as f:
             json.dump(report, f, indent=2)

@@ -352,6 +352,36 @@ expect_eq "sandbox exec --chdir, large output not blocking stderr" "$SB_HOME/wor
 run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'kill -TERM $$'
 expect_eq "sandbox exec: a command killed by SIGTERM is 143" "143" "$status"
 
+# The runner's last word on a cancelled step is SIGKILL to the step's process: the client, here. sudo
+# waits on for the helper, so nothing tells the command; the helper watches the process that started sudo
+# and, as it goes, ends every process of the sandbox user (as kill-user does), whatever ended it.
+echo "# sandbox exec: its caller killed by SIGKILL ($backend)"
+runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'sleep 300 & echo started; sleep 301' \
+        </dev/null >"$work/caller.out" 2>&1 &
+caller_bg=$!
+for _ in $(seq 200); do grep -q '^started$' "$work/caller.out" 2>/dev/null && break; sleep 0.05; done
+client_pid=
+for _ in $(seq 100); do
+        client_pid=$(pgrep -P "$caller_bg" -x agentic-job) && break
+        sleep 0.05
+done
+expect_eq "the caller killed: before, its command and what it started run (the control)" 1 \
+        "$([ "$(live_of_uid "$SB_UID" | wc -l)" -ge 2 ] && echo 1 || echo 0)"
+killed_at=$(date +%s%N)
+kill -KILL "$client_pid"
+left=x
+for _ in $(seq 200); do
+        left=$(live_of_uid "$SB_UID" | wc -l)
+        [ "$left" = 0 ] && break
+        sleep 0.05
+done
+echo "# the caller killed: nothing of the sandbox user left $((($(date +%s%N) - killed_at) / 1000000)) ms after"
+expect_eq "the caller killed: no process of the sandbox user is left, and no kill-user was called" 0 "$left"
+expect_contains "... the helper's audit record says why" "the caller (pid $client_pid) ended before the command" \
+        "$(audit_trail)"
+wait "$caller_bg"
+kill_uid "$SB_UID"
+
 # ---------------------------------------------------------------------------------------------------------
 echo "# kill-user"
 

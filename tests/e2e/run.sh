@@ -360,6 +360,30 @@ for sig in TERM INT HUP; do
                 "$(cat "$RUNNER_HOME/run-cancel-$sig/summary.json")"
 done
 
+# SIGKILL: run gets no word of it and ends nothing. The helper that entered the agent watches its caller
+# (a pidfd of the process that started sudo) and ends every process of the sandbox user as that caller
+# goes; what run would have disposed of stays for the next run's or a kill-user's turn.
+run_until "agent: sleeping" cancel --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" \
+        --out "$RUNNER_HOME/run-cancel-KILL" --output out/attempts.txt --patch -- "$AGENT" sleep
+expect_contains "SIGKILL: the agent was running before it (the control)" "agent: sleeping" "$(cat "$work/cancel.out")"
+expect_eq "SIGKILL: ... its processes ran" 1 "$([ "$(sandbox_processes)" -ge 1 ] && echo 1 || echo 0)"
+killed_at=$(date +%s%N)
+kill -KILL "$(client_of "$runner_pid")"
+wait "$runner_pid"
+left=x
+for _ in $(seq 1 200); do
+        left=$(sandbox_processes)
+        [ "$left" = 0 ] && break
+        sleep 0.05
+done
+echo "# SIGKILL: nothing of the sandbox user left $((($(date +%s%N) - killed_at) / 1000000)) ms after the kill"
+expect_eq "SIGKILL mid-agent: the helper ended every process of the sandbox user, with no kill-user called" 0 "$left"
+[ "$left" = 0 ] || ps -o pid,user,stat,args -u "$SANDBOX_UID" | sed 's/^/# | /'
+expect_contains "... and its audit record says why" "ended before the command" \
+        "$(journalctl -q -o cat SYSLOG_IDENTIFIER=agentic-job-helper 2>&1 | tail -n 200)"
+# What run left: its directory, for the next run's disposal (counted by the runs below as they go on).
+find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' -exec rm -rf {} +
+
 # A survivor: a root service of the runner's that keeps processes of the sandbox user alive (what no
 # kill-user can outlast, since root starts them again) makes the shutdown fail. Status 2, nothing exported,
 # the disposal refused while they live, the summary says so. Started once the agent runs, so that the run's

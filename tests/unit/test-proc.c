@@ -75,6 +75,7 @@ START_TEST(test_status_normal)
         ck_assert_uint_eq(st.uid[1], 1001);
         ck_assert_uint_eq(st.uid[2], 1002);
         ck_assert_uint_eq(st.uid[3], 1003);
+        ck_assert_int_eq(st.ppid, 1);
         ck_assert(!proc_status_dead(&st));
 }
 END_TEST
@@ -90,6 +91,18 @@ START_TEST(test_status_zombie)
         ck_assert_int_eq(parse(status_dead), 0);
         ck_assert_int_eq(st.state, 'X');
         ck_assert(proc_status_dead(&st));
+}
+END_TEST
+
+/* No PPid: line (or one that does not parse) is no parent at all, never pid 0 or a made-up one. */
+START_TEST(test_status_ppid_missing)
+{
+        ck_assert_int_eq(parse("State:\tS (sleeping)\nUid:\t1\t1\t1\t1\n"), 0);
+        ck_assert_int_eq(st.ppid, -1);
+        ck_assert_int_eq(parse("State:\tS (sleeping)\nPPid:\tx7\nUid:\t1\t1\t1\t1\n"), 0);
+        ck_assert_int_eq(st.ppid, -1);
+        ck_assert_int_eq(parse("State:\tS (sleeping)\nPPid:\t0\nUid:\t1\t1\t1\t1\n"), 0);
+        ck_assert_int_eq(st.ppid, 0);
 }
 END_TEST
 
@@ -262,6 +275,9 @@ START_TEST(test_status_read_self_and_gone)
         ck_assert_int_eq(proc_status_read(getpid(), &status), 0);
         ck_assert_uint_eq(status.uid[0], ruid);
         ck_assert_uint_eq(status.threads, 1);
+        ck_assert_int_eq(status.ppid, getppid());
+        ck_assert_int_eq(proc_status_read(pid, &status), 0);
+        ck_assert_int_eq(status.ppid, getpid());
         reap(pid);
         ck_assert_int_eq(proc_status_read(pid, &status), -ESRCH);
 }
@@ -650,6 +666,7 @@ int main(void)
 
         tcase_add_test(tc, test_status_normal);
         tcase_add_test(tc, test_status_zombie);
+        tcase_add_test(tc, test_status_ppid_missing);
         tcase_add_loop_test(tc, test_status_states, 0, (int)ELEMENTSOF(states));
         tcase_add_test(tc, test_status_uid_limits);
         tcase_add_test(tc, test_status_name_cannot_spoof);
