@@ -20,8 +20,9 @@
 #include "proc.h"
 #include "trusted-path.h"
 
-/* sudo itself, and where it runs the command on a pty of its own (use_pty) its monitor too. */
-#define SUDO_LEVELS_MAX 3
+/* sudo itself, and where it runs the command on a pty of its own (use_pty) its monitor too; a caller that
+ * ran sudo through sudo (sudo -u RUNNER sudo ...) has more. */
+#define SUDO_LEVELS_MAX 8
 
 static pid_t parent_of(pid_t pid)
 {

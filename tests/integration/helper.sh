@@ -133,6 +133,28 @@ expect_eq "sandbox exec --chdir, large output not blocking stderr" "$SB_HOME/wor
 run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec id
 expect_eq "sandbox exec without --: usage error" "2" "$status"
 
+# The runner's last word on a cancelled step: SIGKILL to the client alone. sudo waits on for the helper;
+# the helper, which watches the process that started sudo, ends every process of the sandbox user as it
+# goes (the direct backend here: its cgroup, then kill-user's rounds).
+runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'sleep 300 & echo started; sleep 301' \
+        </dev/null >"$script.caller" 2>&1 &
+caller_bg=$!
+on_exit "rm -f $script.caller"
+for _ in $(seq 200); do grep -q '^started$' "$script.caller" 2>/dev/null && break; sleep 0.05; done
+client_pid=$(pgrep -P "$caller_bg" -x agentic-job)
+expect_eq "sandbox exec, its caller killed: before, the command and what it started run (the control)" 1 \
+        "$([ "$(live_of_uid "$SB_UID" | wc -l)" -ge 2 ] && echo 1 || echo 0)"
+kill -KILL "$client_pid"
+left=x
+for _ in $(seq 200); do
+        left=$(live_of_uid "$SB_UID" | wc -l)
+        [ "$left" = 0 ] && break
+        sleep 0.05
+done
+expect_eq "sandbox exec, its caller killed: nothing of the sandbox user is left, no kill-user called" 0 "$left"
+wait "$caller_bg"
+kill_uid "$SB_UID"
+
 # ---------------------------------------------------------------------------------------------------------
 echo "# bad calls: each refused with its message, nothing done"
 
@@ -441,6 +463,7 @@ if [ -n "${socat_pid:-}" ]; then
         expect_contains "audit: its outcome" "caller uid $RUNNER_UID: op ping: done" "$trail"
         expect_contains "audit: a refusal with its status" "op enter: refused (status 120)" "$trail"
         expect_contains "audit: kill-user's count" "op kill-user: done: ended" "$trail"
+        expect_contains "audit: an enter whose caller ended first" "ended before the command: every process of $SANDBOX is ended" "$trail"
         case "$trail" in *probe.sh*) fail "audit: enter's command line is logged" ;; *) pass "audit: enter's command line is not logged" ;; esac
         # sudo's own record too: !log_allowed for the helper's command (the helper audits every call). The
         # control: another command sudo allows (root's) is in the same log.
