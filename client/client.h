@@ -2,10 +2,11 @@
 #pragma once
 
 /* Exit statuses of the client's own failures (a command's status passes through sandbox exec). */
-#define CLIENT_EXIT_USAGE 2
+#define CLIENT_EXIT_USAGE   2
+#define CLIENT_EXIT_REMOVAL 3 /* sandbox end: what runs left could not be removed */
 
 int sandbox_exec_main(int argc, char **argv);
-int sandbox_kill_user_main(int argc, char **argv);
+int sandbox_end_main(int argc, char **argv);
 int sandbox_setup_main(int argc, char **argv);
 int policy_test_main(int argc, char **argv);
 int sandbox_check_main(int argc, char **argv);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "helper-call.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "build-config.h"
@@ -122,6 +125,81 @@ void entered_done(Entered *e)
         closep(&e->out_fd);
         closep(&e->err_fd);
         e->pidfd = e->in_fd = e->out_fd = e->err_fd = -EBADF;
+}
+
+static long long now_ms(void)
+{
+        struct timespec t;
+
+        (void)clock_gettime(CLOCK_MONOTONIC, &t);
+        return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Appends what fd has to buf (size bytes, kept NUL-terminated; the rest read and dropped). 1 at its end. */
+static int collect_once(int fd, char *buf, size_t size, size_t *len)
+{
+        char chunk[4096];
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+        if (n == 0)
+                return 1;
+        for (ssize_t i = 0; i < n && *len + 1 < size; i++)
+                buf[(*len)++] = chunk[i];
+        buf[*len] = '\0';
+        return 0;
+}
+
+int entered_collect(Entered *e, long long timeout_ms, char *out, size_t out_size, char *err, size_t err_size)
+{
+        long long deadline = now_ms() + timeout_ms;
+        size_t n_out = 0, n_err = 0;
+        bool out_open = true, err_open = true;
+        int r = 0;
+
+        assert(out_size > 0 && err_size > 0);
+        out[0] = err[0] = '\0';
+        closep(&e->in_fd);
+        e->in_fd = -EBADF;
+        while (r == 0 && (out_open || err_open)) {
+                struct pollfd p[2] = { { .fd = out_open ? e->out_fd : -1, .events = POLLIN },
+                                       { .fd = err_open ? e->err_fd : -1, .events = POLLIN } };
+                long long left = deadline - now_ms();
+                int k = left <= 0 ? 0 : poll(p, 2, (int)(left > 1000 ? 1000 : left));
+
+                if (k < 0 && errno != EINTR)
+                        r = -errno;
+                else if (left <= 0)
+                        r = -ETIMEDOUT;
+                else if (k > 0) {
+                        int a = p[0].revents ? collect_once(e->out_fd, out, out_size, &n_out) : 0;
+                        int b = p[1].revents ? collect_once(e->err_fd, err, err_size, &n_err) : 0;
+
+                        out_open = out_open && a == 0;
+                        err_open = err_open && b == 0;
+                        r = a < 0 ? a : b < 0 ? b : 0;
+                }
+        }
+        while (r == 0) {
+                struct pollfd p = { .fd = e->pidfd, .events = POLLIN };
+                long long left = deadline - now_ms();
+                int k = left <= 0 ? 0 : poll(&p, 1, (int)(left > 1000 ? 1000 : left));
+
+                if (k > 0)
+                        break;
+                if (k < 0 && errno != EINTR)
+                        r = -errno;
+                else if (left <= 0)
+                        r = -ETIMEDOUT;
+        }
+        /* Out of time: sudo, still this process's unreaped child, ends; the entered side, which watches its
+         * standard output, ends as its peer closes. */
+        if (r < 0)
+                (void)kill(e->pid, SIGKILL);
+        entered_done(e);
+        int status = wait_exit_status(e->pid);
+        return r < 0 ? r : status;
 }
 
 /* One call of proxy-log --from offset: its bytes to fd (or dropped), counted. The helper's status. */

@@ -21,6 +21,11 @@ typedef struct Entered {
 /* sudo -n -- HELPER helper enter --chdir DIR -- SELF ARGS... (args NULL-terminated), SELF this binary. */
 int helper_enter_self(const char *dir, char *const *args, Entered *ret);
 void entered_done(Entered *e);
+/* Reads what the entered command writes, up to out_size - 1 and err_size - 1 bytes of each (NUL-terminated;
+ * the rest dropped), until both streams end and sudo has exited, at most timeout_ms; then closes e and
+ * reaps sudo. sudo's exit status (the helper's, or 128+N), or -errno (-ETIMEDOUT: sudo was killed). */
+int entered_collect(Entered *e, long long timeout_ms, char *out, size_t out_size, char *err,
+                    size_t err_size);
 
 /* helper kill-user; the first line of what it said in line. The helper's exit status, or -errno. */
 int helper_kill_user(char *line, size_t size);

@@ -18,7 +18,7 @@ static void usage(FILE *f)
         fputs("usage: agentic-job sandbox setup --config FILE [--helper FILE] [--dry-run]\n"
               "       agentic-job sandbox check [--record | --unless-passed] [--json] [--walk]\n"
               "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
-              "       agentic-job sandbox kill-user\n"
+              "       agentic-job sandbox end\n"
               "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
               "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
               "       agentic-job run --repo URL|PATH (--commit SHA | --ref REF) --base BRANCH --task FILE\n"
@@ -46,7 +46,7 @@ static const Command commands[] = {
         { { "sandbox", "probe-inside" }, sandbox_probe_inside_main, NULL, true },
         { { "sandbox", "decoy" }, sandbox_decoy_main, NULL, true },
         { { "sandbox", "exec" }, sandbox_exec_main, sandbox_exec_options, false },
-        { { "sandbox", "kill-user" }, sandbox_kill_user_main, NULL, false },
+        { { "sandbox", "end" }, sandbox_end_main, NULL, false },
         { { "policy", "test" }, policy_test_main, policy_test_options, false },
         { { "run", NULL }, run_main, run_options, false },
         /* The sandbox side of run, run by run through helper enter. */

@@ -20,7 +20,7 @@ _agentic_job_options()
         "sandbox setup") echo "--config=file --helper=file --dry-run --help" ;;
         "sandbox check") echo "--record --unless-passed --json --walk" ;;
         "sandbox exec") echo "--chdir=dir --stdin=file --" ;;
-        "sandbox kill-user") echo "" ;;
+        "sandbox end") echo "" ;;
         "policy test")
                 echo "--body --upgrade --host=value --sni=value --authority=value --policy=file --threats=file"
                 ;;
@@ -38,7 +38,7 @@ _agentic_job_options()
 _agentic_job_subcommands()
 {
         case $1 in
-        sandbox) echo "setup check exec kill-user" ;;
+        sandbox) echo "setup check exec end" ;;
         policy) echo "test" ;;
         egress) echo "start stop" ;;
         *) return 1 ;;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job run-inside clone|clone-agent|profile|agent|confined|export|dispose ARGS: the sandbox side of
- * `run`, each run as the sandbox user through `helper enter` by the runner side (never by hand: it is not in
- * the usage). Nothing here has a privilege the sandbox user lacks; what it writes back is read strictly by
- * the runner side, which believes none of it beyond its form. */
+/* agentic-job run-inside clone|clone-agent|profile|agent|confined|export|dispose|dispose-left ARGS: the
+ * sandbox side of `run`, each run as the sandbox user through `helper enter` by the runner side (never by
+ * hand: it is not in the usage). Nothing here has a privilege the sandbox user lacks; what it writes back is
+ * read strictly by the runner side, which believes none of it beyond its form. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -873,6 +874,62 @@ static int inside_dispose(const InsideOptions *o)
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* ---- dispose-left: the directories of runs that could not dispose of their own ---- */
+
+/* A run ended by SIGKILL (the runner's last word on a cancelled step) disposes of nothing: its directory,
+ * the model's token in it, stays in the sandbox user's home, where every later step could read it. Run
+ * by `agentic-job sandbox end` once kill-user has ended every process of the sandbox user, from the home
+ * (the helper's --chdir): each entry named like a run's directory, its token first and by name, then the
+ * rest, each verified gone. Prints "disposed N"; what could not be removed on standard error, status 1. */
+static int inside_dispose_left(const InsideOptions *o)
+{
+        _cleanup_(strv_clear) Strv names = {};
+        _cleanup_close_ int home_fd = -EBADF;
+        int failed = 0;
+        DIR *d;
+
+        if (o->run_dir || o->profile || *o->rest)
+                return fail("dispose-left: usage", NULL);
+        if (export_watch_caller(STDOUT_FILENO, 1) < 0)
+                return fail("dispose-left: cannot watch the runner", NULL);
+        home_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (home_fd < 0)
+                return fail("dispose-left: cannot open the home", strerror(errno));
+        d = fdopendir(fcntl(home_fd, F_DUPFD_CLOEXEC, 3));
+        if (!d)
+                return fail("dispose-left: cannot list the home", strerror(errno));
+        /* Listed first, removed after: a directory is not changed while it is read. */
+        for (struct dirent *de; (de = readdir(d));)
+                if (strncmp(de->d_name, RUN_DIR_PREFIX, strlen(RUN_DIR_PREFIX)) == 0 &&
+                    strv_push(&names, strdup(de->d_name)) < 0) {
+                        closedir(d);
+                        return fail("out of memory", NULL);
+                }
+        closedir(d);
+        for (size_t i = 0; i < names.n; i++) {
+                const char *name = names.v[i];
+                _cleanup_close_ int run_fd =
+                        openat(home_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int r = run_fd < 0 ? 0 : remove_token_file(run_fd, "token/token");
+
+                if (r < 0)
+                        fprintf(stderr, "%s: dispose-left: %s: cannot remove its token: %s\n", prog, name,
+                                strerror(-r));
+                r = remove_tree_at(home_fd, name);
+                if (r == 0)
+                        r = tree_is_gone_at(home_fd, name) == 1 ? 0 : -EEXIST;
+                if (r < 0) {
+                        fprintf(stderr, "%s: dispose-left: %s: cannot remove it: %s\n", prog, name,
+                                strerror(-r));
+                        failed = 1;
+                }
+        }
+        if (failed)
+                return 1;
+        printf("disposed %zu\n", names.n);
+        return fflush(stdout) == 0 ? 0 : 1;
+}
+
 /* ---- export ---- */
 
 static int inside_export(const InsideOptions *o)
@@ -957,5 +1014,7 @@ int run_inside_main(int argc, char **argv)
                 return inside_export(&o);
         if (strcmp(argv[1], "dispose") == 0)
                 return inside_dispose(&o);
+        if (strcmp(argv[1], "dispose-left") == 0)
+                return inside_dispose_left(&o);
         return fail("unknown operation", argv[1]);
 }

@@ -358,7 +358,7 @@ composite run "$ACTION/run" "$RUN_INPUTS"
 wait "$watcher"
 show run
 expect_eq "run: status 0" 0 "$status"
-expect_eq "run: its steps, kill-user last" "['check', 'run', 'end']" "$(state run '["order"]')"
+expect_eq "run: its steps, sandbox end last" "['check', 'run', 'end']" "$(state run '["order"]')"
 expect_contains "run: the check took the hardening step's record" "no probe made" "$(cat "$work/run.log")"
 expect_eq "run: output status" 0 "$(state run '["outputs"]["status"]')"
 OUT=$RUNNER_TEMP/agentic-job-run
@@ -406,7 +406,7 @@ expect_eq "run-cancel: SIGINT alone reached the step: run ended within the runne
 expect_eq "run-cancel: the run step's status is run's, cancelled" 1 "$(state run-cancel '["steps"]["run"]["status"]')"
 expect_contains "run-cancel: run's summary names the runner's signal" "cancelled by signal 2" \
         "$(cat "$(state run-cancel '["outputs"]["out"]')/summary.json" 2>&1)"
-expect_eq "run-cancel: the kill-user step ran after it (if: always())" 0 "$(state run-cancel '["steps"]["end"]["status"]')"
+expect_eq "run-cancel: the sandbox end step ran after it (if: always())" 0 "$(state run-cancel '["steps"]["end"]["status"]')"
 expect_eq "run-cancel: nothing was left for the runner's clean-up of orphans" "[]" "$(state run-cancel '["orphans_killed"]')"
 expect_eq "run-cancel: nothing of the sandbox user survived" "" "$(live_of_uid "$SANDBOX_UID")"
 echo "# run-cancel: run ended $(state run-cancel '["steps"]["run"]["cancel"]["exited_after"]') s after the SIGINT"

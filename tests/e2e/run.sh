@@ -381,8 +381,16 @@ expect_eq "SIGKILL mid-agent: the helper ended every process of the sandbox user
 [ "$left" = 0 ] || ps -o pid,user,stat,args -u "$SANDBOX_UID" | sed 's/^/# | /'
 expect_contains "... and its audit record says why" "ended before the command" \
         "$(journalctl -q -o cat SYSLOG_IDENTIFIER=agentic-job-helper 2>&1 | tail -n 200)"
-# What run left: its directory, for the next run's disposal (counted by the runs below as they go on).
-find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' -exec rm -rf {} +
+# What run left: its directory, the token in it, where a later step of the sandbox user's could read it.
+# The job's last step, sandbox end, removes it as the sandbox user.
+left_dir=$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' | head -n 1)
+expect_eq "SIGKILL: run left its directory (the control)" 1 "$([ -d "$left_dir/workspace" ] && echo 1 || echo 0)"
+out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" RUNNER_TEMP="$RUNNER_TEMP" \
+        "$CLIENT" sandbox end </dev/null 2>&1)
+expect_eq "sandbox end after the SIGKILL: status 0" 0 "$?"
+expect_contains "sandbox end: it removed the run's directory" "removed the directories of 1 runs" "$out"
+expect_eq "sandbox end: no run's directory is left in the sandbox home" "" \
+        "$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*')"
 
 # A survivor: a root service of the runner's that keeps processes of the sandbox user alive (what no
 # kill-user can outlast, since root starts them again) makes the shutdown fail. Status 2, nothing exported,

@@ -155,6 +155,34 @@ expect_eq "sandbox exec, its caller killed: nothing of the sandbox user is left,
 wait "$caller_bg"
 kill_uid "$SB_UID"
 
+# sandbox end: every process of the sandbox user ended, then what runs left in its home removed by the
+# sandbox user (a run the runner's SIGKILL ended leaves its directory, the model's token in it): its token
+# and a chain deeper than any path, a link named like a run's directory (removed, never followed), and
+# what is not a run's (kept).
+runuser -u "$SANDBOX" -- sh -c '
+        cd "$1" || exit 1
+        mkdir -p agentic-job-run-00000000000000aa/token && echo secret >agentic-job-run-00000000000000aa/token/token
+        d=agentic-job-run-00000000000000aa/deep
+        mkdir "$d" && cd "$d" && for i in $(seq 300); do mkdir d && cd d || exit 1; done
+        cd "$1" && mkdir -p keep-me && ln -s /etc agentic-job-run-00000000000000bb
+        setsid sleep 300 </dev/null >/dev/null 2>&1 &' sh "$SB_HOME"
+expect_eq "sandbox end: a process of the sandbox user runs before (the control)" 1 \
+        "$([ "$(live_of_uid "$SB_UID" | wc -l)" -ge 1 ] && echo 1 || echo 0)"
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox end </dev/null 2>&1)
+status=$?
+expect_eq "sandbox end: status 0" 0 "$status"
+expect_contains "sandbox end: it says what it removed" "removed the directories of 2 runs" "$out"
+expect_eq "sandbox end: no process of the sandbox user is left" "" "$(live_of_uid "$SB_UID")"
+expect_absent "sandbox end: the run's directory and its token are gone" "$SB_HOME/agentic-job-run-00000000000000aa"
+expect_absent "sandbox end: the link named like a run's is gone" "$SB_HOME/agentic-job-run-00000000000000bb"
+expect_eq "sandbox end: ... and what it pointed at is untouched" 1 "$([ -f /etc/passwd ] && echo 1 || echo 0)"
+expect_eq "sandbox end: what is not a run's stays" 1 "$([ -d "$SB_HOME/keep-me" ] && echo 1 || echo 0)"
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox end </dev/null 2>&1)
+expect_contains "sandbox end again: nothing left, status 0" "removed the directories of 0 runs" "$out"
+run runuser -u "$RUNNER" -- "$CLIENT" sandbox end now
+expect_eq "sandbox end with an argument: usage error" 2 "$status"
+rm -rf "$SB_HOME/keep-me"
+
 # ---------------------------------------------------------------------------------------------------------
 echo "# bad calls: each refused with its message, nothing done"
 
