@@ -58,6 +58,8 @@ static int on_walk(HardenWalkEvent event, const char *path, const struct stat *s
                 f->world_writable++;
                 names_add(f->world_writable_names, sizeof(f->world_writable_names), path);
                 return 0;
+        case HARDEN_WALK_OWNED: /* not asked for */
+                return 0;
         case HARDEN_WALK_WRITABLE:
                 if (!c->all_writable && !in_root_trees(path))
                         return 0;

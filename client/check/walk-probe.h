@@ -10,11 +10,11 @@
 #include <sys/types.h>
 
 #include "check-line.h"
+#include "harden-walk.h"
 
 #define WALK_PROBE_MAX_SETUID 256
-/* Where a file the sandbox user may write is one root may run or trust: programs, configuration, the
- * state of services, spools that daemons read, root's home. */
-#define WALK_PROBE_ROOT_TREES "/etc", "/usr", "/opt", "/var/lib", "/var/spool", "/srv", "/root", "/boot"
+/* Where a file the sandbox user may write is one root may run or trust (harden-walk.h). */
+#define WALK_PROBE_ROOT_TREES HARDEN_WALK_ROOT_TREES
 
 typedef struct WalkFound {
         uint64_t world_writable; /* found, the walker's own files and directories left out */

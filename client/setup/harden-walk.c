@@ -88,6 +88,8 @@ const char *harden_walk_event_to_string(HardenWalkEvent event)
                 return "error";
         case HARDEN_WALK_WRITABLE:
                 return "writable";
+        case HARDEN_WALK_OWNED:
+                return "owned";
         }
         return "unknown";
 }
@@ -374,6 +376,17 @@ static int report_writable(Walk *w, int dfd, const char *name, const struct stat
         return report(w, HARDEN_WALK_WRITABLE, st, 0);
 }
 
+/* HARDEN_WALK_OWNED for what is there, where it is asked for. */
+static int report_owned(Walk *w, const struct stat *st)
+{
+        if (!w->opts->report_owned || S_ISLNK(st->st_mode) ||
+            !(st->st_uid == w->opts->owned_uid ||
+              (st->st_gid == w->opts->owned_gid && (st->st_mode & S_IWGRP))))
+                return 0;
+        w->stats.owned++;
+        return report(w, HARDEN_WALK_OWNED, st, 0);
+}
+
 /* The directory open at fd, at the given depth, described by self. */
 static int walk_dir(Walk *w, int fd, const Dir *self, unsigned depth, bool excluded)
 {
@@ -422,6 +435,8 @@ static int walk_dir(Walk *w, int fd, const Dir *self, unsigned depth, bool exclu
                                 r = fail(w, NULL, errno);
                         else {
                                 r = report_writable(w, fd, name, &st);
+                                if (r >= 0)
+                                        r = report_owned(w, &st);
                                 if (r >= 0 && S_ISDIR(st.st_mode))
                                         r = visit_dir(w, fd, self, name, &st, depth + 1, excluded);
                                 else if (r >= 0 && !S_ISLNK(st.st_mode))
@@ -526,6 +541,7 @@ static void stats_add(HardenWalkStats *a, const HardenWalkStats *b)
         a->entries += b->entries;
         a->world_writable += b->world_writable;
         a->writable += b->writable;
+        a->owned += b->owned;
         a->setuid_root += b->setuid_root;
         a->setgid_root += b->setgid_root;
         a->mounts_skipped += b->mounts_skipped;

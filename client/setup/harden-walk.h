@@ -12,6 +12,10 @@
 
 #include "mountinfo.h"
 
+/* Where a file another user may write is one root may run or trust: programs, configuration, the state
+ * of services, spools that daemons read, root's home. */
+#define HARDEN_WALK_ROOT_TREES "/etc", "/usr", "/opt", "/var/lib", "/var/spool", "/srv", "/root", "/boot"
+
 /* Each level of depth holds one directory descriptor open; the default soft RLIMIT_NOFILE of 1024 leaves
  * room for this and the caller's own. */
 #define HARDEN_WALK_DEPTH_DEFAULT 256
@@ -33,6 +37,9 @@ typedef enum HardenWalkEvent {
          * AT_EACCESS: its uid, its groups, ACL entries, a read-only mount) without o+w (all may write
          * that: HARDEN_WALK_WORLD_WRITABLE's, which decides about sticky directories). error is 0. */
         HARDEN_WALK_WRITABLE,
+        /* With report_owned: a file or directory (not a link) owned by owned_uid, which may make it writable
+         * whatever its mode, or of group owned_gid with the group's write bit. error is 0. */
+        HARDEN_WALK_OWNED,
 } HardenWalkEvent;
 
 /* path is the full path (the root's path joined with the names below it), valid during the call only.
@@ -57,7 +64,10 @@ typedef struct HardenWalkOptions {
          * triggered), read-only nosuid ones by mount id (statx STATX_MNT_ID), or by mount point where the
          * kernel gives no mount id. */
         const MountInfo *mounts;
-        bool report_writable;        /* report HARDEN_WALK_WRITABLE: one faccessat(2) more per name */
+        bool report_writable; /* report HARDEN_WALK_WRITABLE: one faccessat(2) more per name */
+        bool report_owned;    /* report HARDEN_WALK_OWNED for owned_uid and owned_gid */
+        uid_t owned_uid;
+        gid_t owned_gid;
         HardenWalkCallback callback; /* may be NULL: the counters only */
         void *userdata;
 } HardenWalkOptions;
@@ -67,6 +77,7 @@ typedef struct HardenWalkStats {
         uint64_t entries;        /* names read, links included */
         uint64_t world_writable; /* found (dry run) or changed */
         uint64_t writable;       /* HARDEN_WALK_WRITABLE */
+        uint64_t owned;          /* HARDEN_WALK_OWNED */
         uint64_t setuid_root, setgid_root;
         uint64_t mounts_skipped; /* HARDEN_WALK_MOUNT_SKIPPED */
         uint64_t too_deep;

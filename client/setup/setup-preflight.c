@@ -173,7 +173,7 @@ static int check_sandbox_user(Setup *s, AjError *reterr)
                         return aj_error(reterr, EINVAL, 0, 0,
                                         "the existing sandbox user's home %s is not a directory of its own",
                                         s->sandbox_home);
-                return 0;
+                return preflight_sandbox_owns_nothing(s, reterr);
         }
         if (getgrnam(name))
                 return aj_error(

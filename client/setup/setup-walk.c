@@ -27,7 +27,26 @@ typedef struct WalkReport {
         Setup *setup;
         int failure; /* the first chmod that failed, as -errno */
         char failed_path[256];
+        uint64_t owned; /* what the sandbox user owns (or its group may write) where root runs things */
+        char owned_path[256];
 } WalkReport;
+
+static bool under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool in_root_trees(const char *path)
+{
+        static const char *const trees[] = { HARDEN_WALK_ROOT_TREES };
+
+        for (size_t i = 0; i < ELEMENTSOF(trees); i++)
+                if (under(path, trees[i]))
+                        return true;
+        return false;
+}
 
 static int on_walk(HardenWalkEvent event, const char *path, const struct stat *st, int error, void *userdata)
 {
@@ -61,6 +80,17 @@ static int on_walk(HardenWalkEvent event, const char *path, const struct stat *s
                 return 0;
         case HARDEN_WALK_MOUNT_SKIPPED:
         case HARDEN_WALK_TOO_DEEP:
+        case HARDEN_WALK_OWNED:
+                /* A new user's uid that was an earlier user's: the files that user left are its. */
+                if (!in_root_trees(path) || (s->sandbox_home && under(path, s->sandbox_home)))
+                        return 0;
+                if (w->owned++ == 0) {
+                        (void)snprintf(w->owned_path, sizeof(w->owned_path), "%s", path);
+                        for (char *c = w->owned_path; *c; c++)
+                                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                        *c = '?';
+                }
+                return 0;
         case HARDEN_WALK_WRITABLE: /* not asked for */
                 return 0;
         }
@@ -73,6 +103,9 @@ static int walk_one(Setup *s, const char *root, const MountInfo *mounts, WalkRep
                 .dry_run = s->dry_run,
                 .write_excluded = temporary_trees,
                 .mounts = mounts,
+                .report_owned = s->sandbox_uid != (uid_t)-1,
+                .owned_uid = s->sandbox_uid,
+                .owned_gid = s->sandbox_gid,
                 .callback = on_walk,
                 .userdata = w,
         };
@@ -125,6 +158,12 @@ int stage_walk(Setup *s, AjError *reterr)
         if (r >= 0 && w.failure < 0)
                 r = aj_error(reterr, -w.failure, 0, 0, "chmod o-w %s: %s (it stays world-writable)",
                              w.failed_path, strerror(-w.failure));
+        if (r >= 0 && w.owned > 0)
+                r = aj_error(
+                        reterr, EPERM, 0, 0,
+                        "the sandbox user (uid %u) owns or may write %llu files where root runs or trusts "
+                        "them, such as %s (left by an earlier user of that uid?): it could rewrite them",
+                        (unsigned)s->sandbox_uid, (unsigned long long)w.owned, w.owned_path);
         return r;
 }
 

@@ -84,6 +84,10 @@ int setup_write_file(const Setup *s, const char *path, const void *data, size_t 
                      gid_t gid, char *const *validator, const char *why, AjError *reterr);
 
 int setup_preflight(Setup *s, AjError *reterr);
+/* An existing sandbox user (allow-existing-user) that owns a file or directory in the trees root runs or
+ * trusts (HARDEN_WALK_ROOT_TREES), or whose group may write one, outside its home, is refused: it could
+ * rewrite what root runs. 0, or -EPERM with the first such path and the count in reterr. */
+int preflight_sandbox_owns_nothing(const Setup *s, AjError *reterr);
 void setup_done(Setup *s);
 
 /* The stages, in the order they run (setup.c holds the table). */

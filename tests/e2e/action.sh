@@ -482,12 +482,8 @@ cancel() {
         expect_eq "$name: before the cancel, its processes run (the control)" 1 "$([ "$before" -ge 2 ] && echo 1 || echo 0)"
         touch "$work/$name.go"
         wait "$pid"
-        local after=x
-        for _ in $(seq 40); do
-                after=$(live_of_uid "$SANDBOX_UID" | wc -l)
-                [ "$after" = 0 ] && break
-                sleep 0.05
-        done
+        local after
+        after=$(left_of_uid "$SANDBOX_UID")
         echo "# $name: $(python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print("status", r["status"], "after", r.get("exited_after"), "s; sent", ", ".join(s[0] + " at " + str(s[1]) for s in r["signals"]))' "$work/$name.report" 2>&1)"
         expect_eq "$name: no process of the sandbox user is left" 0 "$after"
         [ "$after" = 0 ] || ps -o pid,user,stat,args -u "$SANDBOX_UID" | sed 's/^/# | /'

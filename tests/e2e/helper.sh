@@ -369,12 +369,7 @@ expect_eq "the caller killed: before, its command and what it started run (the c
         "$([ "$(live_of_uid "$SB_UID" | wc -l)" -ge 2 ] && echo 1 || echo 0)"
 killed_at=$(date +%s%N)
 kill -KILL "$client_pid"
-left=x
-for _ in $(seq 200); do
-        left=$(live_of_uid "$SB_UID" | wc -l)
-        [ "$left" = 0 ] && break
-        sleep 0.05
-done
+left=$(left_of_uid "$SB_UID")
 echo "# the caller killed: nothing of the sandbox user left $((($(date +%s%N) - killed_at) / 1000000)) ms after"
 expect_eq "the caller killed: no process of the sandbox user is left, and no kill-user was called" 0 "$left"
 expect_contains "... the helper's audit record says why" "the caller (pid $client_pid) ended before the command" \

@@ -384,6 +384,24 @@ wait "$sleeper" 2>/dev/null
 userdel -r "$SANDBOX" 2>/dev/null
 restored "a user with a running process"
 
+# An image's own user that owns what root runs (a program in /usr/local/sbin that cron could run), or
+# whose group may write what root reads (a file in /etc): it could rewrite them, and no o+w walk sees it.
+# A file of its group that the group may not write, and its own home, are no reason (setup-degraded.sh
+# takes such a user).
+useradd --create-home --shell /bin/bash "$SANDBOX"
+install -m 0644 -o root -g "$SANDBOX" /dev/null /etc/ajt-group-readable
+install -m 0700 -o "$SANDBOX" /dev/null "/home/$SANDBOX/its-own"
+install -m 0755 -o "$SANDBOX" /dev/null /usr/local/sbin/ajt-sandbox-owned
+refused "allow-existing-user: the user owns a program in /usr/local/sbin" \
+        "owns or may write 1 files .*such as /usr/local/sbin/ajt-sandbox-owned" setup --config "$ALLOW"
+rm -f /usr/local/sbin/ajt-sandbox-owned
+install -m 0664 -o root -g "$SANDBOX" /dev/null /etc/ajt-group-writable
+refused "allow-existing-user: its group may write a file in /etc" \
+        "owns or may write 1 files .*such as /etc/ajt-group-writable" setup --config "$ALLOW"
+rm -f /etc/ajt-group-writable /etc/ajt-group-readable
+userdel -r "$SANDBOX" 2>/dev/null
+restored "a user that owns files root runs"
+
 useradd --no-create-home --home-dir "$SB_HOME" --shell /bin/bash --non-unique --uid "$RUNNER_UID" "$SANDBOX"
 install -d -m 0700 -o "$RUNNER_UID" -g "$SANDBOX" "$SB_HOME"
 refused "allow-existing-user: the sandbox user has the runner's uid" "is the sandbox user|uid" setup --config "$ALLOW"

@@ -145,12 +145,7 @@ client_pid=$(pgrep -P "$caller_bg" -x agentic-job)
 expect_eq "sandbox exec, its caller killed: before, the command and what it started run (the control)" 1 \
         "$([ "$(live_of_uid "$SB_UID" | wc -l)" -ge 2 ] && echo 1 || echo 0)"
 kill -KILL "$client_pid"
-left=x
-for _ in $(seq 200); do
-        left=$(live_of_uid "$SB_UID" | wc -l)
-        [ "$left" = 0 ] && break
-        sleep 0.05
-done
+left=$(left_of_uid "$SB_UID")
 expect_eq "sandbox exec, its caller killed: nothing of the sandbox user is left, no kill-user called" 0 "$left"
 wait "$caller_bg"
 kill_uid "$SB_UID"

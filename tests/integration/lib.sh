@@ -127,6 +127,17 @@ live_of_uid() {
         live_in_range "$1" "$1"
 }
 
+# left_of_uid UID: how many live processes UID still has once it has none, or after 10 s.
+left_of_uid() {
+        local left=x
+        for _ in $(seq 200); do
+                left=$(live_of_uid "$1" | wc -l)
+                [ "$left" = 0 ] && break
+                sleep 0.05
+        done
+        echo "$left"
+}
+
 # podman_without_subids USER WORK: rootless podman for USER as a test host can give it. USER's subordinate
 # ids taken away (restored at exit): with them, podman cannot start under the helper's no_new_privs;
 # without, it maps USER's one uid itself. Then what podman needs in a test host and a real machine does

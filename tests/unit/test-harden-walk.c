@@ -437,6 +437,70 @@ START_TEST(test_mounts)
 }
 END_TEST
 
+/* Files a user owns, or its group may write, where root runs things: what setup refuses before it takes an
+ * existing sandbox user. A link, a group-owned file without the group's write bit and root's are not named.
+ */
+static int on_owned(HardenWalkEvent event, const char *path, const struct stat *st _unused_, int error,
+                    void *userdata)
+{
+        Seen *s = userdata;
+
+        ck_assert_int_eq(error, 0);
+        if (event == HARDEN_WALK_OWNED)
+                add(s->ww, path);
+        return 0;
+}
+
+START_TEST(test_owned)
+{
+        const uid_t uid = 4242;
+        const gid_t gid = 4243;
+        Seen seen = { 0 };
+        HardenWalkStats stats;
+        HardenWalkOptions o = { .dry_run = true,
+                                .report_owned = true,
+                                .owned_uid = uid,
+                                .owned_gid = gid,
+                                .callback = on_owned,
+                                .userdata = &seen };
+        char path[256];
+
+        make_dir("owned", 0755);
+        make_file("owned/by-uid", 0400);
+        make_file("owned/group-w", 0664);
+        make_file("owned/group-ro", 0644);
+        make_dir("owned/dir-by-uid", 0700);
+        make_file("owned/dir-by-uid/root-inside", 0644);
+        (void)snprintf(path, sizeof(path), "%s/owned/by-uid", tree);
+        ck_assert_int_eq(chown(path, uid, 0), 0);
+        (void)snprintf(path, sizeof(path), "%s/owned/group-w", tree);
+        ck_assert_int_eq(chown(path, 0, gid), 0);
+        (void)snprintf(path, sizeof(path), "%s/owned/group-ro", tree);
+        ck_assert_int_eq(chown(path, 0, gid), 0);
+        (void)snprintf(path, sizeof(path), "%s/owned/dir-by-uid", tree);
+        ck_assert_int_eq(chown(path, uid, uid), 0);
+        (void)snprintf(path, sizeof(path), "%s/owned/link", tree);
+        ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+        ck_assert_int_eq(lchown(path, uid, gid), 0);
+
+        ck_assert_int_eq(harden_walk(tree, &o, &stats), 0);
+        ck_assert_uint_eq(stats.owned, 3);
+        ck_assert_msg(listed(seen.ww, "/owned/by-uid"), "named: %s", seen.ww);
+        ck_assert(listed(seen.ww, "/owned/group-w"));
+        ck_assert(listed(seen.ww, "/owned/dir-by-uid"));
+        ck_assert(!listed(seen.ww, "/owned/group-ro"));
+        ck_assert(!listed(seen.ww, "/owned/link"));
+        ck_assert(!listed(seen.ww, "/owned/dir-by-uid/root-inside"));
+
+        /* Not asked for: nothing named. */
+        memset(&seen, 0, sizeof(seen));
+        o.report_owned = false;
+        ck_assert_int_eq(harden_walk(tree, &o, &stats), 0);
+        ck_assert_uint_eq(stats.owned, 0);
+        ck_assert_str_eq(seen.ww, "");
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("harden-walk");
@@ -451,6 +515,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_callback_stops);
         tcase_add_test(tc, test_root_link_refused);
         tcase_add_test(tc, test_mounts);
+        tcase_add_test(tc, test_owned);
         suite_add_tcase(s, tc);
         return s;
 }
