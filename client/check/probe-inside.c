@@ -303,7 +303,7 @@ static void *probe_polkit(void *unused)
 /* Lingering keeps a user's manager, and what it started, after the user's last session. */
 static void *probe_linger(void *unused)
 {
-        char st[64];
+        char st[64], out[1024], first[512] = "";
         long long t = probe_now_ms();
         int r;
 
@@ -313,14 +313,28 @@ static void *probe_linger(void *unused)
                 probe_emit("linger", "note", t, "not probed: there is no logind");
                 return NULL;
         }
-        r = probe_run((char *const[]){ (char *)LOGINCTL, (char *)"--no-legend", (char *)"list-users", NULL },
-                      environ, NULL, 0);
+        /* Twice at most: logind is one thread, and on a loaded two-core runner it once took longer than a
+         * probe's bound to answer. A control that fails only fails closed, but it must say why. */
+        for (int attempt = 1; attempt <= 2; attempt++) {
+                r = probe_run_capture((char *const[]){ (char *)LOGINCTL, (char *)"--no-legend",
+                                                       (char *)"list-users", NULL },
+                                      environ, out, sizeof(out), true);
+                if (r == 0)
+                        break;
+                (void)snprintf(first, sizeof(first), "%s: %s", probe_status_text(r, st, sizeof(st)),
+                               probe_last_line(out));
+        }
         if (r != 0) {
-                probe_emit("linger-control", "fail", t, "loginctl list-users failed (status %d)", r);
+                probe_emit("linger-control", "fail", t, "loginctl list-users failed twice (last %s: %s)",
+                           probe_status_text(r, st, sizeof(st)), probe_last_line(out));
                 probe_emit("linger", "note", t, "not probed: its control failed");
                 return NULL;
         }
-        probe_emit("linger-control", "ok", t, "logind answers loginctl");
+        if (first[0])
+                probe_emit("linger-control", "ok", t,
+                           "logind answers loginctl (at the second attempt; the first: %s)", first);
+        else
+                probe_emit("linger-control", "ok", t, "logind answers loginctl");
         t = probe_now_ms();
         r = probe_run((char *const[]){ (char *)LOGINCTL, (char *)"--no-ask-password",
                                        (char *)"enable-linger", NULL },

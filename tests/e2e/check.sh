@@ -83,7 +83,11 @@ check() {
         elapsed_ms=$((($(date +%s%N) - start) / 1000000))
         failed=$(sed -n 's/^FAIL \[\([^]]*\)\].*/\1/p' "$work/out" | sort -u | tr '\n' ' ' | sed 's/ $//')
 }
-show() { sed 's/^/# | /' "$work/out" "$work/err"; }
+# What failed first, then all of it: a CI log that keeps only its start still names the cause.
+show() {
+        grep -v '^\(ok\|note\) ' "$work/out" | sed 's/^/# ! /'
+        sed 's/^/# | /' "$work/out" "$work/err"
+}
 
 # expect_failing WHAT "NAMES...": the check (with CHECK_ARGS) fails (status 1) with exactly these probe
 # names, and says so on standard error; or, with no names, passes (status 0).
