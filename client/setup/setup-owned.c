@@ -16,12 +16,6 @@
 #include "mountinfo.h"
 #include "setup.h"
 
-typedef struct Owned {
-        const char *home;
-        uint64_t found;
-        char first[512];
-} Owned;
-
 static bool under(const char *path, const char *dir)
 {
         size_t n = strlen(dir);
@@ -29,22 +23,31 @@ static bool under(const char *path, const char *dir)
         return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static int on_owned(HardenWalkEvent event, const char *path, const struct stat *st, int error,
-                    void *userdata)
+void owned_tally_add(OwnedTally *t, const char *path)
 {
-        Owned *o = userdata;
+        static const char *const trees[] = { HARDEN_WALK_ROOT_TREES };
+        bool in_trees = false;
 
-        (void)st;
-        (void)error;
-        if (event != HARDEN_WALK_OWNED || under(path, o->home))
-                return 0;
-        if (o->found++ == 0) {
-                (void)snprintf(o->first, sizeof(o->first), "%s", path);
+        for (size_t i = 0; i < ELEMENTSOF(trees); i++)
+                in_trees = in_trees || under(path, trees[i]);
+        if (!in_trees || (t->home && under(path, t->home)))
+                return;
+        if (t->found++ == 0) {
+                (void)snprintf(t->first, sizeof(t->first), "%s", path);
                 /* One line on the operator's terminal, whatever bytes the name holds. */
-                for (char *c = o->first; *c; c++)
+                for (char *c = t->first; *c; c++)
                         if ((unsigned char)*c < 0x20 || *c == 0x7f)
                                 *c = '?';
         }
+}
+
+static int on_owned(HardenWalkEvent event, const char *path, const struct stat *st, int error,
+                    void *userdata)
+{
+        (void)st;
+        (void)error;
+        if (event == HARDEN_WALK_OWNED)
+                owned_tally_add(userdata, path);
         return 0;
 }
 
@@ -52,7 +55,7 @@ int preflight_sandbox_owns_nothing(const Setup *s, AjError *reterr)
 {
         static const char *const trees[] = { HARDEN_WALK_ROOT_TREES };
         MountInfo mounts = { 0 };
-        Owned o = { .home = s->sandbox_home };
+        OwnedTally o = { .home = s->sandbox_home };
         int r;
 
         assert(s->sandbox_exists && s->sandbox_home);

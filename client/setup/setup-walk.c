@@ -27,26 +27,8 @@ typedef struct WalkReport {
         Setup *setup;
         int failure; /* the first chmod that failed, as -errno */
         char failed_path[256];
-        uint64_t owned; /* what the sandbox user owns (or its group may write) where root runs things */
-        char owned_path[256];
+        OwnedTally owned; /* what the sandbox user owns (or its group may write) where root runs things */
 } WalkReport;
-
-static bool under(const char *path, const char *dir)
-{
-        size_t n = strlen(dir);
-
-        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
-static bool in_root_trees(const char *path)
-{
-        static const char *const trees[] = { HARDEN_WALK_ROOT_TREES };
-
-        for (size_t i = 0; i < ELEMENTSOF(trees); i++)
-                if (under(path, trees[i]))
-                        return true;
-        return false;
-}
 
 static int on_walk(HardenWalkEvent event, const char *path, const struct stat *st, int error, void *userdata)
 {
@@ -78,19 +60,12 @@ static int on_walk(HardenWalkEvent event, const char *path, const struct stat *s
                 if (error != ENOENT)
                         setup_note("%s: %s", path, strerror(error));
                 return 0;
-        case HARDEN_WALK_MOUNT_SKIPPED:
-        case HARDEN_WALK_TOO_DEEP:
         case HARDEN_WALK_OWNED:
                 /* A new user's uid that was an earlier user's: the files that user left are its. */
-                if (!in_root_trees(path) || (s->sandbox_home && under(path, s->sandbox_home)))
-                        return 0;
-                if (w->owned++ == 0) {
-                        (void)snprintf(w->owned_path, sizeof(w->owned_path), "%s", path);
-                        for (char *c = w->owned_path; *c; c++)
-                                if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                                        *c = '?';
-                }
+                owned_tally_add(&w->owned, path);
                 return 0;
+        case HARDEN_WALK_MOUNT_SKIPPED:
+        case HARDEN_WALK_TOO_DEEP:
         case HARDEN_WALK_WRITABLE: /* not asked for */
                 return 0;
         }
@@ -133,7 +108,7 @@ static int walk_one(Setup *s, const char *root, const MountInfo *mounts, WalkRep
 int stage_walk(Setup *s, AjError *reterr)
 {
         MountInfo mounts = { 0 };
-        WalkReport w = { .setup = s };
+        WalkReport w = { .setup = s, .owned = { .home = s->sandbox_home } };
         struct stat root_st;
         int r;
 
@@ -158,12 +133,12 @@ int stage_walk(Setup *s, AjError *reterr)
         if (r >= 0 && w.failure < 0)
                 r = aj_error(reterr, -w.failure, 0, 0, "chmod o-w %s: %s (it stays world-writable)",
                              w.failed_path, strerror(-w.failure));
-        if (r >= 0 && w.owned > 0)
+        if (r >= 0 && w.owned.found > 0)
                 r = aj_error(
                         reterr, EPERM, 0, 0,
                         "the sandbox user (uid %u) owns or may write %llu files where root runs or trusts "
                         "them, such as %s (left by an earlier user of that uid?): it could rewrite them",
-                        (unsigned)s->sandbox_uid, (unsigned long long)w.owned, w.owned_path);
+                        (unsigned)s->sandbox_uid, (unsigned long long)w.owned.found, w.owned.first);
         return r;
 }
 

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -82,6 +83,15 @@ int setup_write_file_in(const Setup *s, const char *path, uid_t dir_owner, const
                         AjError *reterr);
 int setup_write_file(const Setup *s, const char *path, const void *data, size_t size, mode_t mode, uid_t uid,
                      gid_t gid, char *const *validator, const char *why, AjError *reterr);
+
+/* What the sandbox user owns, or its group may write, in the trees root runs (HARDEN_WALK_ROOT_TREES)
+ * outside its home: a count, and the first path with control characters as '?'. */
+typedef struct OwnedTally {
+        const char *home; /* the sandbox home, not counted; NULL: none known */
+        uint64_t found;
+        char first[512];
+} OwnedTally;
+void owned_tally_add(OwnedTally *t, const char *path);
 
 int setup_preflight(Setup *s, AjError *reterr);
 /* An existing sandbox user (allow-existing-user) that owns a file or directory in the trees root runs or
