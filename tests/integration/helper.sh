@@ -366,7 +366,8 @@ helper enter --chdir "$SB_HOME" -- bash -c '
 ' </dev/null
 # The fork bomb last, bounded by its own process limit.
 helper enter --chdir "$SB_HOME" -- bash -c 'ulimit -u 800; b() { b | b & }; b' </dev/null >/dev/null 2>&1
-for _ in $(seq 100); do
+# Up to 60 s for the bomb to grow (a loaded 2-core runner took more than 5 s to reach 300).
+for _ in $(seq 1200); do
         n=$(live_in_range "$SB_UID" "$SB_UID" | wc -l)
         [ "$n" -ge 300 ] && break
         sleep 0.05
