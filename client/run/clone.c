@@ -320,37 +320,6 @@ static int checkout(git_repository *repo, const git_object *treeish, git_tree *b
         return git_checkout_tree(repo, treeish, &opts) < 0 ? -EIO : 0;
 }
 
-/* Removes path below rootfd, following no link. Something that is not a directory on the way (a link
- * above all) is removed itself: nothing of the commit's may stand where the base has a directory. */
-static int remove_nofollow(int rootfd, const char *path, bool *ret_removed)
-{
-        _cleanup_free_ char *copy = strdup(path);
-        _cleanup_close_ int fd = -EBADF;
-        char *component, *slash;
-        struct stat st;
-        int at = rootfd;
-
-        *ret_removed = false;
-        if (!copy)
-                return -ENOMEM;
-        for (component = copy;; component = slash + 1) {
-                slash = strchr(component, '/');
-                if (slash)
-                        *slash = '\0';
-                if (fstatat(at, component, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        return errno == ENOENT ? 0 : -errno;
-                if (!slash || !S_ISDIR(st.st_mode))
-                        break;
-                closep(&fd);
-                fd = openat(at, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        return -errno;
-                at = fd;
-        }
-        *ret_removed = true;
-        return remove_tree_at(at, component);
-}
-
 static int replace_trusted_paths(git_repository *repo, const CloneRequest *req, const git_object *base,
                                  CloneResult *result, AjError *reterr)
 {
@@ -373,7 +342,7 @@ static int replace_trusted_paths(git_repository *repo, const CloneRequest *req, 
                 n = strlen(path);
                 if (path[n - 1] == '/')
                         path[n - 1] = '\0';
-                r = remove_nofollow(rootfd, path, &removed);
+                r = remove_path_nofollow(rootfd, path, &removed);
                 if (r < 0)
                         return aj_error(reterr, -r, 0, 0, "cannot remove %s from the clone: %s", path,
                                         strerror(-r));

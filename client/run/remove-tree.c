@@ -215,3 +215,32 @@ int tree_is_gone_at(int dirfd, const char *name)
                 return 0;
         return errno == ENOENT ? 1 : -errno;
 }
+
+int remove_path_nofollow(int rootfd, const char *path, bool *ret_removed)
+{
+        _cleanup_free_ char *copy = strdup(path);
+        _cleanup_close_ int fd = -EBADF;
+        char *component, *slash;
+        struct stat st;
+        int at = rootfd;
+
+        *ret_removed = false;
+        if (!copy)
+                return -ENOMEM;
+        for (component = copy;; component = slash + 1) {
+                slash = strchr(component, '/');
+                if (slash)
+                        *slash = '\0';
+                if (fstatat(at, component, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return errno == ENOENT ? 0 : -errno;
+                if (!slash || !S_ISDIR(st.st_mode))
+                        break;
+                closep(&fd);
+                fd = openat(at, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                at = fd;
+        }
+        *ret_removed = true;
+        return remove_tree_at(at, component);
+}

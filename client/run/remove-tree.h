@@ -4,6 +4,8 @@
  * and never leaving its file system. */
 #pragma once
 
+#include <stdbool.h>
+
 /* The walk holds one descriptor per level, this many at most: a directory deeper than this below the top
  * is moved up into the top (as ".remove-tree-N") and removed from there, so no depth stops the removal. */
 #define REMOVE_TREE_DEPTH_MAX 256
@@ -18,3 +20,8 @@ int remove_tree_at(int dirfd, const char *name);
 
 /* 1 when name (relative to dirfd) does not exist, 0 when it does (a dangling link too), or -errno. */
 int tree_is_gone_at(int dirfd, const char *name);
+
+/* Removes path (relative, '/'-separated) below rootfd, following no link: something that is not a
+ * directory on the way (a link above all) is removed itself, so that nothing stands where a directory of
+ * the path would be. *ret_removed says whether anything was there. 0, or -errno. */
+int remove_path_nofollow(int rootfd, const char *path, bool *ret_removed);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job run-inside clone|clone-agent|profile|agent|confined|export|dispose|dispose-left ARGS: the
- * sandbox side of `run`, each run as the sandbox user through `helper enter` by the runner side (never by
- * hand: it is not in the usage). Nothing here has a privilege the sandbox user lacks; what it writes back is
- * read strictly by the runner side, which believes none of it beyond its form. */
+/* agentic-job run-inside clone|clone-agent|setup|profile|agent|confined|export|dispose|dispose-left ARGS:
+ * the sandbox side of `run`, each run as the sandbox user through `helper enter` by the runner side (never
+ * by hand: it is not in the usage). Nothing here has a privilege the sandbox user lacks; what it writes back
+ * is read strictly by the runner side, which believes none of it beyond its form. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +37,7 @@
 #include "spawn.h"
 #include "strv.h"
 #include "token-probes.h"
+#include "trusted-restore.h"
 #include "write-all.h"
 
 extern char **environ;
@@ -48,6 +49,7 @@ static const char *const prog = "agentic-job run-inside";
 
 typedef struct InsideOptions {
         const char *run_dir, *url, *commit, *ref, *base, *setup, *confine, *profile;
+        const char *base_commit; /* agent: the trusted paths are restored from it (after a setup command) */
         const char *container_image; /* profile: the image of the token's container probes */
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
@@ -82,6 +84,7 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                                     : strcmp(a, "--setup") == 0           ? &o->setup
                                     : strcmp(a, "--confine") == 0         ? &o->confine
                                     : strcmp(a, "--profile") == 0         ? &o->profile
+                                    : strcmp(a, "--base-commit") == 0     ? &o->base_commit
                                     : strcmp(a, "--container-image") == 0 ? &o->container_image
                                                                           : NULL;
                 uint64_t *num = strcmp(a, "--max-file-bytes") == 0    ? &o->max_file_bytes
@@ -262,38 +265,25 @@ static int read_stdin(char **ret, size_t *ret_size)
         return r;
 }
 
-static int write_task(const char *run_dir, const char *data, size_t size, char **ret_path)
+/* The task, in run_fd's "task": whatever a setup command left at that name goes first. */
+static int write_task(int run_fd, const char *run_dir, const char *data, size_t size, char **ret_path)
 {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -EBADF;
+        int r;
 
         if (asprintf(&path, "%s/task", run_dir) < 0)
                 return -ENOMEM;
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        r = remove_tree_at(run_fd, "task");
+        if (r < 0)
+                return r;
+        fd = openat(run_fd, "task", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
         if (write_all(fd, data, size) < 0)
                 return -EIO;
         *ret_path = TAKE_PTR(path);
         return 0;
-}
-
-static int run_setup(const char *setup, char **env)
-{
-        pid_t pid = fork();
-
-        if (pid < 0)
-                return -errno;
-        if (pid == 0) {
-                char *argv[] = { (char *)SH_PATH, (char *)"-c", (char *)setup, NULL };
-                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-                if (null < 0 || dup2(null, STDIN_FILENO) < 0)
-                        _exit(127);
-                execve(argv[0], argv, env);
-                _exit(127);
-        }
-        return wait_exit_status(pid);
 }
 
 static _printf_(2, 3) int env_setf(Strv *env, const char *fmt, ...)
@@ -395,7 +385,8 @@ static int agent_env(const InsideOptions *o, const Profile *p, const RunPlaces *
         r = r < 0 ? r : env_setf(env, "HOME=%s", pl->home);
         r = r < 0 ? r : env_setf(env, "TMPDIR=%s", pl->tmpdir);
         r = r < 0 ? r : env_setf(env, "GITHUB_WORKSPACE=%s", pl->workspace);
-        r = r < 0 ? r : env_setf(env, "AGENTIC_JOB_TASK=%s", pl->task);
+        if (!o->setup) /* the setup command comes before the task is written */
+                r = r < 0 ? r : env_setf(env, "AGENTIC_JOB_TASK=%s", pl->task);
         if (o->token)
                 r = r < 0 ? r : env_setf(env, "AGENTIC_JOB_TOKEN_FILE=%s", pl->token_file);
         return r;
@@ -410,19 +401,10 @@ static int open_stdin(const char *path)
         return 0;
 }
 
-/* The setup command, then argv in place of this process (which does not return but on failure), its
- * standard input stdin_path (NULL: /dev/null). */
-static int setup_then_agent(const InsideOptions *o, char **env, char **argv, const char *stdin_path)
+/* argv in place of this process (which does not return but on failure), its standard input stdin_path
+ * (NULL: /dev/null). */
+static int exec_command(char **env, char **argv, const char *stdin_path)
 {
-        if (o->setup) {
-                int r = run_setup(o->setup, env);
-                if (r < 0)
-                        return fail("cannot start the setup command", strerror(-r));
-                if (r != 0) {
-                        fprintf(stderr, "%s: the setup command failed (status %d)\n", prog, r);
-                        return r;
-                }
-        }
         if (open_stdin(stdin_path) < 0)
                 return fail("cannot open the agent's standard input", strerror(errno));
         environ = env;
@@ -432,8 +414,9 @@ static int setup_then_agent(const InsideOptions *o, char **env, char **argv, con
 }
 
 /* The host end of the bridge (unless login), then bubblewrap around `run-inside confined`, which runs
- * the setup command and argv inside (or, with login, argv with the token as its standard input); its
- * status is theirs. */
+ * argv inside (the setup command's shell or the agent; with login, argv with the token as its standard
+ * input); its status is theirs. The task is bound in for the agent alone: the setup command and the
+ * login come before it is written. */
 static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bool login)
 {
         _cleanup_(strv_clear) Strv argv = {};
@@ -456,7 +439,7 @@ static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bo
         r = confine_bwrap_argv(&(ConfineLayout){ .run_dir = o->run_dir,
                                                  .bridge_dir = bridge_on ? bridge_dir : NULL,
                                                  .self = self,
-                                                 .task = !login,
+                                                 .task = !login && !o->setup,
                                                  .token = o->token,
                                                  .profile = true },
                                NULL, &head);
@@ -476,8 +459,6 @@ static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bo
         r = r < 0 || !bridge_on ? r : strv_push(&argv, strdup("--bridge"));
         r = r < 0 || !login ? r : strv_push(&argv, strdup("--login"));
         r = r < 0 || login || !o->task_stdin ? r : strv_push(&argv, strdup("--task-stdin"));
-        r = r < 0 || login || !o->setup ? r : strv_push(&argv, strdup("--setup"));
-        r = r < 0 || login || !o->setup ? r : strv_push(&argv, strdup(o->setup));
         r = r < 0 ? r : strv_push(&argv, strdup("--"));
         for (char **a = args; r >= 0 && *a; a++)
                 r = strv_push(&argv, strdup(*a));
@@ -499,6 +480,88 @@ static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bo
         return status < 0 ? fail("cannot wait for bubblewrap", strerror(-status)) : status;
 }
 
+/* The run's directory, opened as a directory that is not a link: what a setup command may have replaced
+ * is refused before anything is written there. */
+static int open_run_dir(const InsideOptions *o, int *ret_fd)
+{
+        *ret_fd = open(o->run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (*ret_fd < 0)
+                return fail("the run's directory is not a directory", strerror(errno));
+        return 0;
+}
+
+/* Standard input: the named values, each "NAME=VALUE" and a NUL, an empty entry, then (the agent's) the
+ * task to its end. *named gets the values; *ret_pos is where the task starts. */
+static int read_named(char **ret_input, size_t *ret_size, Strv *named, size_t *ret_pos)
+{
+        size_t pos = 0;
+        int r = read_stdin(ret_input, ret_size);
+
+        if (r < 0)
+                return fail("cannot read the named values and the task", strerror(-r));
+        for (;;) {
+                const char *entry = *ret_input + pos;
+                size_t n = strnlen(entry, *ret_size - pos);
+
+                if (pos + n >= *ret_size)
+                        return fail("the named values are not terminated", NULL);
+                pos += n + 1;
+                if (n == 0)
+                        break;
+                if (!strchr(entry, '=') || strv_push(named, strdup(entry)) < 0)
+                        return fail("a named value is malformed", NULL);
+        }
+        *ret_pos = pos;
+        return 0;
+}
+
+/* The setup command: `sh -c SETUP` with the agent's environment (but the task and the token, which come
+ * after it), in the inner confinement unless it is off; standard input /dev/null. An enter of its own,
+ * so that kill-user ends whatever it started before the profile's files, the token and the agent. */
+static int inside_setup(const InsideOptions *o)
+{
+        _cleanup_(profile_freep) Profile *p = NULL;
+        _cleanup_(run_places_done) RunPlaces pl = {};
+        _cleanup_free_ char *input = NULL;
+        _cleanup_(strv_clear) Strv env = {}, named = {};
+        _cleanup_close_ int run_fd = -EBADF;
+        char *argv[] = { (char *)SH_PATH, (char *)"-c", (char *)o->setup, NULL };
+        size_t size = 0, pos = 0;
+        int r;
+
+        if (!o->run_dir || !o->profile || !o->setup || o->token || o->base_commit || *o->rest ||
+            !confine_valid(o))
+                return fail("setup: usage", NULL);
+        if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)
+                return 1;
+        if (run_places(o->run_dir, &pl) < 0)
+                return fail("out of memory", NULL);
+        if (read_named(&input, &size, &named, &pos) != 0)
+                return 1;
+        r = agent_env(o, p, &pl, named.v, &env);
+        if (r < 0)
+                return fail("cannot build the setup command's environment", strerror(-r));
+        if (confined(o))
+                return run_in_bubblewrap(o, env.v, argv, false);
+        return exec_command(env.v, argv, NULL);
+}
+
+/* After a setup command (--base-commit): the base's trusted paths written again and read back, before
+ * anything of the agent's. Nothing else of the sandbox user lives: the runner ended it all after the
+ * setup command's enter. */
+static int restore_trusted(const InsideOptions *o, const RunPlaces *pl)
+{
+        const char *trusted[INSIDE_LIST_MAX + 1] = {};
+        TrustedRestore res = {};
+        AjError e = {};
+
+        for (size_t i = 0; i < o->n_trusted; i++)
+                trusted[i] = o->trusted[i];
+        if (trusted_paths_restore(pl->workspace, o->base_commit, (char *const *)trusted, &res, &e) < 0)
+                return fail("cannot restore the trusted paths after the setup command", e.message);
+        return 0;
+}
+
 /* The agent: the profile's command line and the caller's words, its environment and standard input, in the
  * inner confinement unless it is off. */
 static int inside_agent(const InsideOptions *o)
@@ -507,33 +570,23 @@ static int inside_agent(const InsideOptions *o)
         _cleanup_(run_places_done) RunPlaces pl = {};
         _cleanup_free_ char *input = NULL, *task_path = NULL;
         _cleanup_(strv_clear) Strv env = {}, named = {}, argv = {};
+        _cleanup_close_ int run_fd = -EBADF;
         ProfileVars v;
         size_t size = 0, pos = 0;
         int r;
 
-        if (!o->run_dir || !o->profile || !confine_valid(o))
+        if (!o->run_dir || !o->profile || o->setup || !confine_valid(o))
                 return fail("agent: usage", NULL);
-        if (load_profile(o, &p) != 0)
+        if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)
                 return 1;
         if (run_places(o->run_dir, &pl) < 0)
                 return fail("out of memory", NULL);
         v = places_vars(&pl);
-        r = read_stdin(&input, &size);
-        if (r < 0)
-                return fail("cannot read the named values and the task", strerror(-r));
-        for (;;) {
-                const char *entry = input + pos;
-                size_t n = strnlen(entry, size - pos);
-
-                if (pos + n >= size)
-                        return fail("the named values are not terminated", NULL);
-                pos += n + 1;
-                if (n == 0)
-                        break;
-                if (!strchr(entry, '=') || strv_push(&named, strdup(entry)) < 0)
-                        return fail("a named value is malformed", NULL);
-        }
-        r = write_task(o->run_dir, input + pos, size - pos, &task_path);
+        if (o->base_commit && restore_trusted(o, &pl) != 0)
+                return 1;
+        if (read_named(&input, &size, &named, &pos) != 0)
+                return 1;
+        r = write_task(run_fd, o->run_dir, input + pos, size - pos, &task_path);
         if (r < 0)
                 return fail("cannot write the task", strerror(-r));
         r = agent_env(o, p, &pl, named.v, &env);
@@ -550,10 +603,10 @@ static int inside_agent(const InsideOptions *o)
                 inner.task_stdin = p->stdin_from == PROFILE_STDIN_TASK;
                 return run_in_bubblewrap(&inner, env.v, argv.v, false);
         }
-        return setup_then_agent(o, env.v, argv.v, p->stdin_from == PROFILE_STDIN_TASK ? pl.task : NULL);
+        return exec_command(env.v, argv.v, p->stdin_from == PROFILE_STDIN_TASK ? pl.task : NULL);
 }
 
-/* ---- clone-agent: the clone, then setup and agent, in one enter ---- */
+/* ---- clone-agent: the clone, then the agent, in one enter ---- */
 
 /* Where nothing comes between the clone and the agent (no before-agent check, no profile work), one enter
  * does both, and saves one. The clone is made in a PID namespace of its own (pid-namespace.h): whatever it
@@ -568,7 +621,7 @@ static int inside_clone_agent(const InsideOptions *o)
 
         /* The agent's words may be none (a profile's own command line): inside_agent() says so if none is
          * left. A token needs the profile phase, a separate enter. */
-        if (!o->profile || o->token)
+        if (!o->profile || o->token || o->setup || o->base_commit)
                 return fail("clone-agent: usage", NULL);
         if (clone_prepare(o) != 0)
                 return 1;
@@ -644,14 +697,16 @@ static int inside_profile(const InsideOptions *o)
         _cleanup_(run_places_done) RunPlaces pl = {};
         _cleanup_(strv_clear) Strv holders = {};
         _cleanup_free_ char *token = NULL;
+        _cleanup_close_ int run_fd = -EBADF;
         char probe_home[PATH_MAX];
         size_t token_size = 0;
+        bool removed;
         ProfileVars v;
         int r;
 
         if (!o->run_dir || !o->profile || *o->rest || !confine_valid(o))
                 return fail("profile: usage", NULL);
-        if (load_profile(o, &p) != 0)
+        if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)
                 return 1;
         if (run_places(o->run_dir, &pl) < 0)
                 return fail("out of memory", NULL);
@@ -662,8 +717,11 @@ static int inside_profile(const InsideOptions *o)
                         return fail("cannot read the run token", r < 0 ? strerror(-r) : "empty or too long");
         }
 
-        /* The profile's directories and files (in the directory the clone made), the sandbox user's own,
-         * closed to everyone else. */
+        /* The profile's directories and files, the sandbox user's own, closed to everyone else: made anew,
+         * whatever a setup command (which comes before) left at their names, never through a link. */
+        r = remove_path_nofollow(run_fd, "profile", &removed);
+        if (r < 0 || mkdirat(run_fd, "profile", 0700) < 0)
+                return fail("cannot make the profile's directory", strerror(r < 0 ? -r : errno));
         for (size_t i = 0; i < profile_json_count(p); i++) {
                 _cleanup_free_ char *name = NULL, *text = NULL, *path = NULL;
 
@@ -682,6 +740,9 @@ static int inside_profile(const InsideOptions *o)
                 r = profile_expand(*d, &v, &path);
                 if (r < 0 || !in_run_dir(path, o->run_dir))
                         return fail("a profile's directory is not in the run's directory", *d);
+                r = remove_path_nofollow(run_fd, path + strlen(o->run_dir) + 1, &removed);
+                if (r < 0)
+                        return fail(path, strerror(-r));
                 if (mkdir(path, 0700) < 0)
                         return fail(path, strerror(errno));
         }
@@ -690,8 +751,9 @@ static int inside_profile(const InsideOptions *o)
                 return 0;
 
         /* The token: one file of mode 0600 in a directory of mode 0700, written from the pipe. */
-        if (mkdir(pl.token_dir, 0700) < 0)
-                return fail("cannot make the token's directory", strerror(errno));
+        r = remove_path_nofollow(run_fd, "token", &removed);
+        if (r < 0 || mkdirat(run_fd, "token", 0700) < 0)
+                return fail("cannot make the token's directory", strerror(r < 0 ? -r : errno));
         r = write_private_file(pl.token_file, token, token_size);
         if (r < 0)
                 return fail("cannot write the token", strerror(-r));
@@ -740,21 +802,21 @@ static int inside_confined(const InsideOptions *o)
         _cleanup_free_ char *task = NULL, *token = NULL;
         pid_t bridge = -1;
 
-        if (!o->run_dir || !o->rest[0] || o->confine)
+        if (!o->run_dir || !o->rest[0] || o->confine || o->setup)
                 return fail("confined: usage", NULL);
         if (asprintf(&task, "%s/task", o->run_dir) < 0 || asprintf(&token, "%s/token/token", o->run_dir) < 0)
                 return fail("out of memory", NULL);
         if (o->login) {
-                if (o->bridge || o->setup || o->task_stdin)
+                if (o->bridge || o->task_stdin)
                         return fail("confined: usage", NULL);
-                return setup_then_agent(o, environ, o->rest, token);
+                return exec_command(environ, o->rest, token);
         }
         if (o->bridge) {
                 int r = confine_inner_bridge_start(&bridge);
                 if (r < 0)
                         return fail("cannot start the bridge inside the confinement", strerror(-r));
         }
-        return setup_then_agent(o, environ, o->rest, o->task_stdin ? task : NULL);
+        return exec_command(environ, o->rest, o->task_stdin ? task : NULL);
 }
 
 /* ---- dispose ---- */
@@ -1004,6 +1066,8 @@ int run_inside_main(int argc, char **argv)
                 return inside_clone(&o);
         if (strcmp(argv[1], "profile") == 0)
                 return inside_profile(&o);
+        if (strcmp(argv[1], "setup") == 0)
+                return inside_setup(&o);
         if (strcmp(argv[1], "agent") == 0)
                 return inside_agent(&o);
         if (strcmp(argv[1], "clone-agent") == 0)

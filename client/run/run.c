@@ -788,8 +788,9 @@ static int agent_input(const Run *run, const char *task, size_t task_size, char 
 }
 
 /* The agent's arguments after run-inside OP's, from args[k]; how many in all. args has room for
- * AGENT_ARGS_MAX more than the agent's words. */
-#define AGENT_ARGS_MAX 16
+ * AGENT_ARGS_MAX more than the agent's words. After a setup command, the agent's enter first writes the
+ * base's trusted paths again (the setup command could rewrite them). */
+#define AGENT_ARGS_MAX (16 + 2 * RUN_TRUSTED_PATHS_MAX)
 static size_t agent_args(const Run *run, char **args, size_t k)
 {
         const RunPlan *p = &run->plan;
@@ -801,8 +802,12 @@ static size_t agent_args(const Run *run, char **args, size_t k)
         if (run->token)
                 args[k++] = (char *)"--token";
         if (p->setup) {
-                args[k++] = (char *)"--setup";
-                args[k++] = (char *)p->setup;
+                args[k++] = (char *)"--base-commit";
+                args[k++] = (char *)run->summary.base_commit;
+                for (char **t = run->config->run_trusted_paths; *t; t++) {
+                        args[k++] = (char *)"--trusted";
+                        args[k++] = *t;
+                }
         }
         args[k++] = (char *)"--";
         for (char **a = p->agent; a && *a; a++)
@@ -810,30 +815,82 @@ static size_t agent_args(const Run *run, char **args, size_t k)
         return k;
 }
 
-/* How the agent ended: the phase ended, and the status the run ends with. */
-static int agent_outcome(Run *run, const Pump *pump, int r, EnterEnd end, AgentOut *out, long long t0)
+/* How the agent (or the setup command: phase) ended: the phase ended, and the status the run ends
+ * with. */
+static int agent_outcome(Run *run, const char *phase, const Pump *pump, int r, EnterEnd end, AgentOut *out,
+                         long long t0)
 {
         char detail[SUMMARY_TEXT_MAX];
 
         (void)output_filter_flush(&out->out, write_stdout, NULL);
         (void)output_filter_flush(&out->err, write_stderr, NULL);
         if (r < 0) {
-                phase_end(run, "agent", t0, false, strerror(-r));
+                phase_end(run, phase, t0, false, strerror(-r));
                 return RUN_EXIT_FAILED;
         }
         if (end == ENTER_CANCELLED) {
                 (void)snprintf(detail, sizeof(detail), "cancelled by signal %d", run->cancel_signal);
-                phase_end(run, "agent", t0, false, detail);
+                phase_end(run, phase, t0, false, detail);
                 return RUN_EXIT_FAILED;
         }
         if (end == ENTER_TIMED_OUT) {
                 (void)snprintf(detail, sizeof(detail), "out of time after %u s", run->plan.timeout);
-                phase_end(run, "agent", t0, false, detail);
+                phase_end(run, phase, t0, false, detail);
                 return RUN_EXIT_TIMEOUT;
         }
-        (void)snprintf(detail, sizeof(detail), "exit status %d; then %.400s", pump->status, pump->ended);
-        phase_end(run, "agent", t0, pump->status == 0, detail);
+        (void)snprintf(detail, sizeof(detail), "%sexit status %d; then %.400s",
+                       strcmp(phase, "setup") == 0 && pump->status != 0 ? "the setup command failed: " : "",
+                       pump->status, pump->ended);
+        phase_end(run, phase, t0, pump->status == 0, detail);
         return pump->status == 0 ? RUN_EXIT_OK : RUN_EXIT_FAILED;
+}
+
+/* The setup command (run --setup), in an enter of its own before the before-agent check, the profile's
+ * files, the token and the agent: whatever it starts is ended with it, and it never sees the token. */
+static int phase_setup(Run *run)
+{
+        char *args[16] = {};
+        _cleanup_free_ char *input = NULL;
+        AgentOut out = {};
+        Pump pump = { .run = run,
+                      .deadline = run->deadline,
+                      .cancellable = true,
+                      .on_out = agent_on_out,
+                      .on_err = agent_on_err,
+                      .userdata = &out };
+        Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        long long t0 = now_ms();
+        size_t k = 0;
+        EnterEnd end = ENTER_EXITED;
+        int r;
+
+        phase_start("setup");
+        r = agent_input(run, "", 0, &input, &pump.input_size);
+        if (r < 0) {
+                phase_end(run, "setup", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        pump.input = input;
+        args[k++] = (char *)"run-inside";
+        args[k++] = (char *)"setup";
+        args[k++] = (char *)"--run-dir";
+        args[k++] = run->run_dir;
+        args[k++] = (char *)"--confine";
+        args[k++] = (char *)run_confine_name(run->config->run_confine);
+        if (run->config->run_confine == RUN_CONFINE_BUBBLEWRAP && run->config->egress_proxy)
+                args[k++] = (char *)"--bridge";
+        args[k++] = (char *)"--profile";
+        args[k++] = (char *)run->plan.profile;
+        args[k++] = (char *)"--setup";
+        args[k++] = (char *)run->plan.setup;
+        r = enter_sandbox(run, run->work_dir, args, &e);
+        if (r < 0) {
+                phase_end(run, "setup", t0, false, strerror(-r));
+                return RUN_EXIT_NOT_RUN;
+        }
+        r = pump_entered(&pump, &e, &end);
+        entered_done(&e);
+        return agent_outcome(run, "setup", &pump, r, end, &out, t0);
 }
 
 static int phase_agent(Run *run, const char *task, size_t task_size)
@@ -879,7 +936,7 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
         }
         r = pump_entered(&pump, &e, &end);
         entered_done(&e);
-        return agent_outcome(run, &pump, r, end, &out, t0);
+        return agent_outcome(run, "agent", &pump, r, end, &out, t0);
 }
 
 /* ---- clone and agent in one enter ---- */
@@ -942,11 +999,11 @@ static int clone_agent_on_err(const char *data, size_t n, void *userdata)
         return keep_err(c->clone.err, &c->clone.n_err, data, n);
 }
 
-/* Where nothing comes between them (no before-agent check, no profile work): the clone and then setup
- * and agent in one enter (run-inside clone-agent), which saves an enter and a kill-user. The sandbox side
- * makes the clone in a PID namespace of its own, so that nothing the clone might start outlives it (what
- * the kill-user between two enters ensures), and waits for the agent's input, which goes out only once
- * the clone's report is taken here. Both phases are reported as they are when apart. */
+/* Where nothing comes between them (no setup command, before-agent check or profile work): the clone
+ * and then the agent in one enter (run-inside clone-agent), which saves an enter and a kill-user. The
+ * sandbox side makes the clone in a PID namespace of its own, so that nothing the clone might start outlives
+ * it (what the kill-user between two enters ensures), and waits for the agent's input, which goes out only
+ * once the clone's report is taken here. Both phases are reported as they are when apart. */
 static int phase_clone_agent(Run *run, const char *task, size_t task_size)
 {
         _cleanup_free_ char **args = NULL;
@@ -984,7 +1041,7 @@ static int phase_clone_agent(Run *run, const char *task, size_t task_size)
         r = pump_entered(&pump, &e, &end);
         entered_done(&e);
         if (out.agent_started)
-                return agent_outcome(run, &pump, r, end, &out.agent, out.t0);
+                return agent_outcome(run, "agent", &pump, r, end, &out.agent, out.t0);
         if (out.clone.tty && out.clone.last_print && !out.clone.cloned && !out.clone.bad)
                 fputc('\n', stderr);
         if (end == ENTER_STOPPED)
@@ -1555,17 +1612,20 @@ int run_main(int argc, char **argv)
         if (r < 0)
                 status = RUN_EXIT_NOT_RUN;
 
-        /* 2. The clone; 3. the before-agent check, the profile's files, the token and its probes; 4. setup
-         *    and agent; all within the deadline. With no 3, the clone and 4 are one enter. */
+        /* 2. The clone; 3. the setup command, the before-agent check, the profile's files, the token and its
+         *    probes; 4. the agent (which, after a setup command, writes the base's trusted paths again
+         *    first); all within the deadline. With no 3, the clone and 4 are one enter. */
         run.deadline = now_ms() + 1000LL * run.plan.timeout;
         /* The one enter's clone needs an unprivileged user namespace: only where the inner confinement
          * (which needs one too) is on. */
-        one_enter = !run.config->check_before_agent && !profile_has_work(&run) &&
+        one_enter = !run.plan.setup && !run.config->check_before_agent && !profile_has_work(&run) &&
                     run.config->run_confine == RUN_CONFINE_BUBBLEWRAP;
         if (status == RUN_EXIT_OK) {
                 disposable = true;
                 status = one_enter ? phase_clone_agent(&run, task, task_size) : phase_clone(&run);
         }
+        if (status == RUN_EXIT_OK && !one_enter && run.plan.setup)
+                status = phase_setup(&run);
         if (status == RUN_EXIT_OK && !one_enter && run.config->check_before_agent)
                 status = phase_check(&run);
         if (status == RUN_EXIT_OK && !one_enter && profile_has_work(&run))

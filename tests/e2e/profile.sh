@@ -250,7 +250,7 @@ expect_absent "nothing was made" "$OUT"
 echo "# a profile with files and directories but no token"
 cat >"$PROFILES/ajt-files.toml" <<'EOT'
 description = "test: files, no token"
-command = ["/bin/sh", "-c", "cat ${PROFILE_DIR}/a.json >out/a.json; stat -c %a ${HOME}/d >>out/a.json"]
+command = ["/bin/sh", "-c", "cat ${PROFILE_DIR}/a.json >out/a.json; echo >>out/a.json; ls -A ${HOME}/d >>out/a.json; stat -c %a ${HOME}/d >>out/a.json"]
 dirs = ["${HOME}/d"]
 [json."a.json"]
 answer = 42
@@ -258,11 +258,16 @@ EOT
 chmod 0644 "$PROFILES/ajt-files.toml"
 on_exit "rm -f $PROFILES/ajt-files.toml"
 OUT=$RUNNER_HOME/files
-run_as_runner "$OUT" /dev/null --profile ajt-files --setup 'mkdir -p out' --output out/a.json
+# The setup command (the pull request's, before the agent) plants a file in the profile's directory and
+# opens it up: the agent's configuration is the profile's all the same.
+run_as_runner "$OUT" /dev/null --profile ajt-files \
+        --setup 'mkdir -p out "$HOME/d" && echo planted >"$HOME/d/planted" && chmod 0755 "$HOME/d"' \
+        --output out/a.json
 show
 expect_eq "files, no token: status 0" 0 "$status"
 expect_contains "its JSON file was written" '"answer": 42' "$(cat "$OUT/workspace/out/a.json" 2>&1)"
-expect_contains "its directory was made 0700" 700 "$(tail -n 1 "$OUT/workspace/out/a.json" 2>&1)"
+expect_eq "its directory was made 0700, empty, whatever the setup command left there" "}
+700" "$(tail -n 2 "$OUT/workspace/out/a.json" 2>&1)"
 expect_eq "no token probe ran" 0 "$(grep -c '^\(ok\|FAIL\) \[token-' "$work/run.err")"
 expect_contains "summary.json: no token" '"token": "none"' "$(cat "$OUT/summary.json" 2>&1)"
 

@@ -820,6 +820,19 @@ expect_eq "... and it holds no workflow command as the runner reads it" "" "$(ru
 rm -f "$FORGE"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# a setup command that puts a link of its own where the trusted paths were: the agent sees the base's"
+# shellcheck disable=SC2016
+run_as_runner --repo "$REPO" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-setup-link" \
+        --setup 'mkdir -p "$TMPDIR/fake" && echo "{\"trusted\":\"setup\"}" >"$TMPDIR/fake/settings.json" && rm -rf .claude && ln -s "$TMPDIR/fake" .claude' \
+        --output out/seen.json -- sh -c 'mkdir -p out && cp .claude/settings.json out/seen.json && test ! -L .claude'
+expect_eq "a run whose setup command links the trusted directory away: status 0" 0 "$status"
+[ "$status" = 0 ] || show
+expect_eq "... the agent read the base's settings" '{"trusted":"base"}' \
+        "$(cat "$RUNNER_HOME/run-setup-link/workspace/out/seen.json" 2>&1)"
+expect_contains "... the setup command had a phase of its own" "setup: ok in" "$(cat "$work/run.err")"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# a second run afterwards works, by ref"
 run_as_runner --repo "$REPO" --ref pr --base main --task "$work/task.md" --out "$RUNNER_HOME/run-ok" \
         --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"

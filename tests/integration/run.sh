@@ -91,9 +91,24 @@ out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CL
         --setup 'exit 3' -- sh -c 'mkdir -p out; echo ran >out/agent.txt' </dev/null 2>&1)
 status=$?
 expect_eq "a failing setup command: status 1" 1 "$status"
-expect_contains "... named" "the setup command failed (status 3)" "$out"
+expect_contains "... named" "the setup command failed: exit status 3" "$out"
 expect_contains "... and the agent did not run" '| ` out/agent.txt ` | refused | 0 | ` missing ` |' \
         "$(cat "$RUNNER_HOME/run-setup-fails/summary.md" 2>&1)"
+expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
+
+echo "# a setup command that rewrites the trusted paths, and goes on rewriting them: the agent sees the base's"
+on_exit "rm -rf $RUNNER_HOME/run-setup-rewrites"
+rewrite='echo setup >.claude/trusted; echo x >.claude/added; setsid sh -c "while :; do echo daemon >.claude/trusted; sleep 0.01; done" </dev/null >/dev/null 2>&1 & sleep 0.3'
+out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" run --repo "$repo" \
+        --commit "$commit" --base main --task "$task" --out "$RUNNER_HOME/run-setup-rewrites" \
+        --output out/trusted.txt --setup "$rewrite" \
+        -- sh -c 'mkdir -p out; sleep 0.3; { cat .claude/trusted; ls -A .claude; } >out/trusted.txt' </dev/null 2>&1)
+status=$?
+expect_eq "run whose setup command rewrites the trusted paths: status 0" 0 "$status"
+[ "$status" = 0 ] || sed 's/^/# | /' <<<"$out"
+expect_eq "... the agent read the base's trusted path, and nothing added beside it" "base
+trusted" "$(cat "$RUNNER_HOME/run-setup-rewrites/workspace/out/trusted.txt" 2>&1)"
+expect_contains "... the setup command had its own phase" "setup: ok in" "$out"
 expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
 
 finish

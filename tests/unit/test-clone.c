@@ -20,6 +20,8 @@
 #include "clone.h"
 #include "macro.h"
 #include "patch.h"
+#include "remove-tree.h"
+#include "trusted-restore.h"
 
 /* The clones' paths: short, under tmpdir. */
 #define DIR_MAX 256
@@ -678,6 +680,133 @@ START_TEST(test_patch_refuses_what_blocks)
 }
 END_TEST
 
+/* What a setup command may do to a clone before the agent: rewrite a trusted file and add one beside it,
+ * put a link where a trusted directory was, bring back what the base lacks (a FIFO too), and rewrite the
+ * repository's configuration and attributes. The restore undoes each, and follows none of it. */
+START_TEST(test_restore_after_setup)
+{
+        char dir[DIR_MAX], path[PATH_MAX], elsewhere[PATH_MAX];
+        CloneRequest req = request("c10", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        TrustedRestore tr = {};
+        AjError e = {};
+        struct stat st;
+
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        write_file(dir, ".claude/settings.json", pr_settings);
+        write_file(dir, ".claude/extra.json", "{}\n");
+        (void)snprintf(elsewhere, sizeof(elsewhere), "%s/elsewhere", tmpdir);
+        ck_assert_int_eq(mkdir(elsewhere, 0755), 0);
+        write_file(elsewhere, "a", "evil\n");
+        (void)snprintf(path, sizeof(path), "%s/.agentic-job", dir);
+        ck_assert_int_eq(remove_tree_at(AT_FDCWD, path), 0);
+        ck_assert_int_eq(symlink(elsewhere, path), 0);
+        (void)snprintf(path, sizeof(path), "%s/.only-in-pr", dir);
+        ck_assert_int_eq(mkdir(path, 0755), 0);
+        write_file(dir, ".only-in-pr/x", "pr\n");
+        (void)snprintf(path, sizeof(path), "%s/.not-anywhere", dir);
+        ck_assert_int_eq(mkfifo(path, 0644), 0);
+        write_file(dir, ".git/config", "[core]\n\tautocrlf = true\n\tworktree = /nonexistent\n");
+        write_file(dir, ".git/info/attributes", "* text eol=crlf filter=evil ident\n");
+        /* Control: the setup command's versions stand. */
+        assert_file(dir, ".claude/settings.json", pr_settings);
+        assert_file(dir, ".agentic-job/a", "evil\n");
+
+        ck_assert_msg(trusted_paths_restore(dir, base_hex, trusted, &tr, &e) == 0, "%s", e.message);
+        ck_assert_uint_eq(tr.n_replaced, 2);
+        ck_assert_uint_eq(tr.n_removed, 2);
+        assert_file(dir, ".claude/settings.json", base_settings);
+        assert_absent(dir, ".claude/extra.json");
+        (void)snprintf(path, sizeof(path), "%s/.agentic-job", dir);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        assert_file(dir, ".agentic-job/a", "base-a\n");
+        assert_file(elsewhere, "a", "evil\n"); /* the link was removed, never written through */
+        assert_absent(dir, ".only-in-pr");
+        assert_absent(dir, ".not-anywhere");
+        /* The pull request's own files are left as they are. */
+        assert_file(dir, "new.txt", lf_text);
+
+        /* A trusted path below a directory of the commit's that is a link now: the link goes, the base's
+         * file is written in a directory of its own. */
+        char *const inner[] = { ".claude/settings.json", NULL };
+        (void)snprintf(path, sizeof(path), "%s/.claude", dir);
+        ck_assert_int_eq(remove_tree_at(AT_FDCWD, path), 0);
+        ck_assert_int_eq(symlink(elsewhere, path), 0);
+        ck_assert_msg(trusted_paths_restore(dir, base_hex, inner, &tr, &e) == 0, "%s", e.message);
+        ck_assert_int_eq(lstat(path, &st), 0);
+        ck_assert(S_ISDIR(st.st_mode));
+        assert_file(dir, ".claude/settings.json", base_settings);
+        assert_absent(elsewhere, "settings.json");
+
+        /* Refused: a bad commit id, a bad trusted path, a base commit that is not there. */
+        ck_assert_int_eq(trusted_paths_restore(dir, "1234", trusted, &tr, &e), -EINVAL);
+        char *const dotdot[] = { "../x", NULL };
+        ck_assert_int_eq(trusted_paths_restore(dir, base_hex, dotdot, &tr, &e), -EINVAL);
+        ck_assert_int_lt(
+                trusted_paths_restore(dir, "1111111111111111111111111111111111111111", trusted, &tr, &e), 0);
+        ck_assert_msg(strstr(e.message, "base commit"), "%s", e.message);
+}
+END_TEST
+
+static int copy_object(const git_oid *id, void *payload)
+{
+        git_odb **odbs = payload; /* from, to */
+        git_odb_object *obj = NULL;
+        git_oid written;
+        int r = git_odb_read(&obj, odbs[0], id);
+
+        if (r == 0)
+                r = git_odb_write(&written, odbs[1], git_odb_object_data(obj), git_odb_object_size(obj),
+                                  git_odb_object_type(obj));
+        git_odb_object_free(obj);
+        return r;
+}
+
+/* The objects under their ids: one the setup command wrote anew, other bytes under the id of the base's
+ * settings, is refused, not taken. */
+START_TEST(test_restore_refuses_a_changed_object)
+{
+        char dir[DIR_MAX], objects[DIR_MAX + 16], path[PATH_MAX], fake_path[PATH_MAX];
+        CloneRequest req = request("c11", pr_hex, NULL, dir, sizeof(dir));
+        CloneResult res;
+        TrustedRestore tr = {};
+        AjError e = {};
+        git_odb *odbs[2] = {};
+        git_odb_backend *loose = NULL;
+        git_oid settings, fake;
+        char hex[41], fake_hex[41];
+
+        ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
+        /* Every object loose (a fetch leaves a pack), then the pack gone. */
+        (void)snprintf(objects, sizeof(objects), "%s/.git/objects", dir);
+        ck_assert_int_eq(git_odb_open(&odbs[0], objects), 0);
+        ck_assert_int_eq(git_odb_new(&odbs[1]), 0);
+        ck_assert_int_eq(git_odb_backend_loose(&loose, objects, -1, 0, 0, 0), 0);
+        ck_assert_int_eq(git_odb_add_backend(odbs[1], loose, 1), 0);
+        ck_assert_int_eq(git_odb_foreach(odbs[0], copy_object, odbs), 0);
+        (void)snprintf(path, sizeof(path), "%s/pack", objects);
+        ck_assert_int_eq(remove_tree_at(AT_FDCWD, path), 0);
+        /* Control: from loose objects alone, the restore works. */
+        ck_assert_msg(trusted_paths_restore(dir, base_hex, trusted, &tr, &e) == 0, "%s", e.message);
+        assert_file(dir, ".claude/settings.json", base_settings);
+
+        ck_assert_int_eq(git_odb_hash(&settings, base_settings, strlen(base_settings), GIT_OBJECT_BLOB), 0);
+        ck_assert_int_eq(git_odb_write(&fake, odbs[1], pr_settings, strlen(pr_settings), GIT_OBJECT_BLOB),
+                         0);
+        (void)git_oid_tostr(hex, sizeof(hex), &settings);
+        (void)git_oid_tostr(fake_hex, sizeof(fake_hex), &fake);
+        (void)snprintf(path, sizeof(path), "%s/%.2s/%s", objects, hex, hex + 2);
+        (void)snprintf(fake_path, sizeof(fake_path), "%s/%.2s/%s", objects, fake_hex, fake_hex + 2);
+        ck_assert_int_eq(chmod(path, 0644), 0);
+        ck_assert_int_eq(rename(fake_path, path), 0);
+        ck_assert_int_lt(trusted_paths_restore(dir, base_hex, trusted, &tr, &e), 0);
+        assert_absent(dir, ".claude/settings.json");
+        git_odb_free(odbs[0]);
+        git_odb_free(odbs[1]);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("clone");
@@ -700,6 +829,8 @@ int main(void)
         tcase_add_test(tc, test_patch);
         tcase_add_test(tc, test_patch_ignores_repository_config);
         tcase_add_test(tc, test_patch_refuses_what_blocks);
+        tcase_add_test(tc, test_restore_after_setup);
+        tcase_add_test(tc, test_restore_refuses_a_changed_object);
         suite_add_tcase(s, tc);
 
         return check_run(s);
