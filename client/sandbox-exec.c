@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...
- * One command as the sandbox user, through the helper: what a workflow step uses as its shell. */
+/* agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD...
+ * One command as the sandbox user, through the helper: what a workflow step uses as its shell. When it has
+ * exited, every process of the sandbox user is ended (helper kill-user), so that nothing a step started
+ * (a memory storm, a busy loop, a connection held to the proxy) runs on beside the later steps, the
+ * runner's own among them; --keep leaves them, for a step that starts a service for the next ones. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +23,12 @@
 
 #define SUDO_PATH "/usr/bin/sudo"
 
-typedef enum ExecOption { EXEC_CHDIR, EXEC_STDIN, EXEC_END } ExecOption;
+typedef enum ExecOption { EXEC_CHDIR, EXEC_STDIN, EXEC_KEEP, EXEC_END } ExecOption;
 
 const CliOption sandbox_exec_options[] = {
         { "--chdir", EXEC_CHDIR, CLI_DIR, false },
         { "--stdin", EXEC_STDIN, CLI_FILE, false },
+        { "--keep", EXEC_KEEP, CLI_FLAG, false },
         { "--", EXEC_END, CLI_COMMAND, false },
         {},
 };
@@ -31,7 +36,7 @@ const CliOption sandbox_exec_options[] = {
 static int usage_error(const char *what, const char *arg)
 {
         fprintf(stderr, "agentic-job sandbox exec: %s%s\n", what, arg);
-        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n", stderr);
+        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD...\n", stderr);
         return CLIENT_EXIT_USAGE;
 }
 
@@ -44,6 +49,7 @@ int sandbox_exec_main(int argc, char **argv)
         const char *dir = NULL, *stdin_file = NULL;
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         AjError e = { 0 };
+        bool keep = false;
         int i, r, status, sig;
 
         for (i = 1; i < argc; i++) {
@@ -59,6 +65,11 @@ int sandbox_exec_main(int argc, char **argv)
                 case EXEC_STDIN:
                         slot = &stdin_file;
                         break;
+                case EXEC_KEEP:
+                        if (keep)
+                                return usage_error("given twice: ", argv[i]);
+                        keep = true;
+                        continue;
                 case EXEC_END:
                         break;
                 }
@@ -131,20 +142,26 @@ int sandbox_exec_main(int argc, char **argv)
                 return CLIENT_EXIT_USAGE;
         }
         /* A cancelled step (the runner's SIGINT, then SIGTERM) leaves nothing behind: run0 and systemd-run
-         * end at the signal while the unit may go on, so every process of the sandbox user is ended. */
+         * end at the signal while the unit may go on. A step that ended by itself leaves nothing either,
+         * unless --keep: what it left would run on through every later step. */
         sig = pump_cancel_signal();
-        if (sig) {
+        if (sig || !keep) {
                 char what[256] = "";
                 int k = helper_kill_user(what, sizeof(what));
 
-                if (k != 0)
+                if (k != 0) {
                         fprintf(stderr,
-                                "agentic-job sandbox exec: cancelled by signal %d, and helper kill-user "
-                                "failed "
-                                "(%s): processes of the sandbox user may remain\n",
-                                sig, k < 0 ? strerror(-k) : what);
-                else
+                                "agentic-job sandbox exec: helper kill-user failed after the command (%s): "
+                                "processes of the sandbox user may remain\n",
+                                k < 0 ? strerror(-k) : what);
+                        /* The command's own failure stands; a success does not, with survivors. */
+                        return status == 0 ? CLIENT_EXIT_USAGE : status;
+                }
+                if (sig)
                         fprintf(stderr, "agentic-job sandbox exec: cancelled by signal %d: %s\n", sig, what);
+                else if (strncmp(what, "ended 0 ", 8) != 0)
+                        fprintf(stderr, "agentic-job sandbox exec: the command left processes behind: %s\n",
+                                what);
         }
         return status;
 }

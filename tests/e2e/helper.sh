@@ -351,6 +351,20 @@ out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --chdir "$SB_HOME/work" -- 
 expect_eq "sandbox exec --chdir, large output not blocking stderr" "$SB_HOME/work" "$out"
 run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'kill -TERM $$'
 expect_eq "sandbox exec: a command killed by SIGTERM is 143" "143" "$status"
+# A step that leaves a daemon (a session of its own, SIGTERM ignored): ended when the step ends, and said;
+# with --keep, what a step starts runs on (the control), until a step without it ends.
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'setsid sh -c "trap \"\" TERM; while :; do sleep 1; done" </dev/null >/dev/null 2>&1 & exit 0' </dev/null 2>&1)
+expect_eq "sandbox exec: a step that leaves a daemon: its status" 0 "$?"
+expect_contains "... the client says it ended what the step left" "the command left processes behind: ended" "$out"
+expect_eq "... nothing of the sandbox user lives once the step has ended" 0 "$(live_of_uid "$SB_UID" | wc -l)"
+run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --keep -- sh -c 'setsid sleep 300 </dev/null >/dev/null 2>&1 & exit 0'
+expect_eq "sandbox exec --keep: status 0" 0 "$status"
+expect_eq "... what the step started runs on (the control)" 1 \
+        "$([ "$(live_of_uid "$SB_UID" | wc -l)" -ge 1 ] && echo 1 || echo 0)"
+run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- true
+expect_eq "... until a step without --keep has ended" 0 "$(live_of_uid "$SB_UID" | wc -l)"
+run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --keep --keep -- true
+expect_eq "sandbox exec --keep twice: usage error" 2 "$status"
 
 # The runner's last word on a cancelled step is SIGKILL to the step's process: the client, here. sudo
 # waits on for the helper, so nothing tells the command; the helper watches the process that started sudo
