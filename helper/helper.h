@@ -94,4 +94,9 @@ int caller_watch_open(pid_t *ret_pid);
 
 _Noreturn void op_enter(const Helper *h);
 _Noreturn void op_kill_user(const Helper *h);
+/* kill-user's last stage, once no process of uid lives: its entries in /dev/shm, /dev/mqueue, /tmp and
+ * /var/tmp and its System V IPC objects removed, by a child that is uid and gid and nothing more.
+ * *ret_removed counts them. 0; -ENOTEMPTY when some could not be removed (failure says which first);
+ * -ETIME when the child took too long (root ended it); another -errno. */
+int remove_left(uid_t uid, gid_t gid, unsigned long *ret_removed, char *failure, size_t size);
 _Noreturn void op_proxy_log(const Helper *h);

@@ -11,6 +11,7 @@
  * pthread_exit() looks like a zombie) and no enter cgroup that still holds one: the scan alone is not
  * atomic, so it is the proof only after a kill(-1) that was.
  * Where systemd runs, logind and the user's slice are told first, so nothing restarts what was killed.
+ * Last, what the uid left in the shared temporary directories and its IPC objects go (remove-left.c).
  *
  * Every wait has a bound: a killer is the sandbox's uid, so the sandbox can stop it; one that has not
  * ended in KILLER_WAIT_NS is killed by root through its pidfd, and a round with a killer that did not end
@@ -226,6 +227,8 @@ void op_kill_user(const Helper *h)
         AjError e = { 0 };
         long long start = now_ns(), deadline;
         unsigned rounds = 0, stopped_killers = 0, failed_killers = 0;
+        unsigned long removed = 0;
+        char failure[320];
         int r;
 
         /* The ranges say whose processes root kills: the file must be root's alone like the
@@ -317,8 +320,26 @@ void op_kill_user(const Helper *h)
                 }
         }
         cgroup_enter_remove_all();
-        printf("ended %lu processes of %s in %.1f ms\n", s.ended, h->sandbox.pw_name,
+        /* Only now, with nothing of the uid alive to put them back: its files in the shared temporary
+         * directories and its IPC objects, which hold memory that no process does. */
+        r = remove_left(h->sandbox.pw_uid, h->sandbox.pw_gid, &removed, failure, sizeof(failure));
+        if (r == -ENOTEMPTY)
+                die(EXIT_FAILED,
+                    "ended %lu processes of %s, but of what it left in the shared temporary "
+                    "directories, %s",
+                    s.ended, h->sandbox.pw_name, failure);
+        if (r < 0)
+                die(EXIT_FAILED,
+                    "ended %lu processes of %s, but cannot remove what it left in the shared "
+                    "temporary directories: %s",
+                    s.ended, h->sandbox.pw_name, strerror(-r));
+        printf("ended %lu processes of %s in %.1f ms", s.ended, h->sandbox.pw_name,
                (double)(now_ns() - start) / 1e6);
+        if (removed > 0)
+                printf("; removed %lu files and IPC objects it left in /tmp, /var/tmp, /dev/shm, "
+                       "/dev/mqueue",
+                       removed);
+        putchar('\n');
         if (stopped_killers || failed_killers)
                 audit(LOG_NOTICE,
                       "the sandbox stopped %u killers (root ended them) and ended %u; a later round proved "

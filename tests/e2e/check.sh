@@ -880,7 +880,8 @@ results >"$work/results.exposed"
 nft delete table inet agentic_job
 nft -f "$NFT_SAVED"
 
-as_runner "$CLIENT" sandbox exec -- bash -c '
+# --keep: what it plants in /tmp and /var/tmp stays for the check (a step without it would have it removed).
+as_runner "$CLIENT" sandbox exec --keep -- bash -c '
 set -e
 m=$1
 cd "$HOME"

@@ -405,6 +405,37 @@ expect_contains "kill-user with nothing to end says 0" "ended 0 processes" "$out
 expect_absent "kill-user: the enter cgroups are removed" "$(ls -d $CG2/agentic-job/enter-* 2>/dev/null | head -n1)"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# kill-user: what the sandbox user left in the shared temporary directories, and its IPC objects"
+
+# Memory that no process holds: a file in /dev/shm, a directory tree in /tmp it made hard to remove, a
+# link to a file of root's in /var/tmp, and a System V shared memory segment, message queue and semaphore.
+# Beside them, files of root's and of the runner's in the same directories, which stay.
+echo root >/tmp/ajt-left-target
+echo root >/dev/shm/ajt-left-root
+runuser -u "$RUNNER" -- sh -c 'echo runner >/dev/shm/ajt-left-runner'
+on_exit "rm -rf /tmp/ajt-left-target /dev/shm/ajt-left-root /dev/shm/ajt-left-runner /dev/shm/ajt-left /tmp/ajt-left-dir /var/tmp/ajt-left-link"
+# shellcheck disable=SC2016
+helper enter --chdir "$SB_HOME" -- sh -c '
+        head -c 8388608 /dev/zero >/dev/shm/ajt-left
+        mkdir -p /tmp/ajt-left-dir/sub && echo x >/tmp/ajt-left-dir/sub/f && chmod 0500 /tmp/ajt-left-dir/sub /tmp/ajt-left-dir
+        ln -s /tmp/ajt-left-target /var/tmp/ajt-left-link
+        ipcmk -M 1048576 && ipcmk -Q && ipcmk -S 1' </dev/null >/dev/null 2>&1
+ipc_of_sandbox() { cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | awk -v u="$SB_UID" '
+        FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "uid") c = i; next } $c == u { n++ } END { print n + 0 }'; }
+expect_eq "the sandbox user's leftovers are there (the control)" "yes yes yes 3" \
+        "$([ -f /dev/shm/ajt-left ] && echo yes) $([ -d /tmp/ajt-left-dir ] && echo yes) $([ -L /var/tmp/ajt-left-link ] && echo yes) $(ipc_of_sandbox)"
+run helper kill-user
+expect_eq "kill-user with leftovers: succeeds" 0 "$status"
+expect_contains "... and says what it removed" "; removed " "$out"
+expect_eq "... the file in /dev/shm, the tree in /tmp and the link in /var/tmp are gone" "" \
+        "$(ls -d /dev/shm/ajt-left /tmp/ajt-left-dir /var/tmp/ajt-left-link 2>/dev/null)"
+expect_eq "... and its IPC objects" 0 "$(ipc_of_sandbox)"
+expect_eq "... the link's target, root's and the runner's files stay" "root root runner" \
+        "$(cat /tmp/ajt-left-target /dev/shm/ajt-left-root /dev/shm/ajt-left-runner | tr '\n' ' ' | sed 's/ $//')"
+run helper kill-user
+expect_lacks "kill-user with nothing left says no removal" "removed" "$out"
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# kill-user against what hides from a /proc scan and against what stops its killer"
 
 HOSTILE=$SB_HOME/ajt-hostile
