@@ -763,6 +763,12 @@ static int parse_bounded(AjError *e, const Field *f, int64_t min, int64_t max, u
         return 0;
 }
 
+static int parse_tasks_max(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, SANDBOX_TASKS_MAX_MIN, SANDBOX_TASKS_MAX_MAX,
+                             &s->config->sandbox_tasks_max);
+}
+
 static int parse_run_timeout(AjError *e, const Field *f, State *s)
 {
         return parse_bounded(e, f, 1, RUN_TIMEOUT_MAX, &s->config->run_timeout);
@@ -848,6 +854,7 @@ static const KeyDef sandbox_keys[] = {
         { "env", parse_env },
         { "enter", parse_enter },
         { "user-manager", parse_user_manager },
+        { "tasks-max", parse_tasks_max },
         { "check", parse_check },
 };
 
@@ -1078,6 +1085,7 @@ static Config *config_new(void)
         c->enter = ENTER_AUTO;
         c->egress_proxy = true;
         c->check_containers = true;
+        c->sandbox_tasks_max = SANDBOX_TASKS_MAX_DEFAULT;
         c->run_timeout = RUN_TIMEOUT_DEFAULT;
         c->run_max_file_bytes = RUN_MAX_FILE_BYTES_DEFAULT;
         c->run_max_total_bytes = RUN_MAX_TOTAL_BYTES_DEFAULT;

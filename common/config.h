@@ -11,6 +11,11 @@
 #define CONFIG_PATH     "/etc/agentic-job/config.toml"
 #define CONFIG_MAX_SIZE (256 * 1024)
 
+/* [sandbox] tasks-max: RLIMIT_NPROC of every enter. */
+#define SANDBOX_TASKS_MAX_DEFAULT 8192
+#define SANDBOX_TASKS_MAX_MIN     64
+#define SANDBOX_TASKS_MAX_MAX     4194304 /* PID_MAX_LIMIT */
+
 /* [run]'s defaults and bounds. */
 #define RUN_TIMEOUT_DEFAULT         3600
 #define RUN_TIMEOUT_MAX             (7 * 24 * 3600)
@@ -36,16 +41,17 @@ typedef enum RunConfine {
 
 typedef struct Config {
         /* [sandbox] */
-        char *sandbox_user;       /* user; default "runner-sandbox" */
-        char **sandbox_groups;    /* groups; default ["kvm"]; NULL-terminated */
-        bool allow_existing_user; /* allow-existing-user; default false */
-        char *runner_user;        /* runner-user; NULL when unset */
-        bool lock_runner;         /* lock-runner; default true */
-        char **private_dirs;      /* private-dirs; default []; each absolute, plainly spelled */
-        char **stop_services;     /* stop-services; default []; each a unit name */
-        char **env;               /* env; default {}; "NAME=VALUE" entries sorted by name */
-        EnterBackend enter;       /* enter; "auto" (default), "run0", "systemd-run", "direct" */
-        bool user_manager;        /* user-manager; default false: setup masks user@UID.service */
+        char *sandbox_user;                   /* user; default "runner-sandbox" */
+        char **sandbox_groups;                /* groups; default ["kvm"]; NULL-terminated */
+        bool allow_existing_user;             /* allow-existing-user; default false */
+        char *runner_user;                    /* runner-user; NULL when unset */
+        bool lock_runner;                     /* lock-runner; default true */
+        char **private_dirs;                  /* private-dirs; default []; each absolute, plainly spelled */
+        char **stop_services;                 /* stop-services; default []; each a unit name */
+        char **env;                           /* env; default {}; "NAME=VALUE" entries sorted by name */
+        EnterBackend enter;                   /* enter; "auto" (default), "run0", "systemd-run", "direct" */
+        bool user_manager;                    /* user-manager; default false: setup masks user@UID.service */
+        unsigned long long sandbox_tasks_max; /* tasks-max; default 8192: RLIMIT_NPROC of every enter */
 
         /* [sandbox.check] */
         char *check_control_url;     /* control-url; default "https://github.com/"; http:// or https:// */

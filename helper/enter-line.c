@@ -43,8 +43,8 @@ static int push_word(Strv *s, const char *word, bool double_dollars)
 }
 
 int enter_line_build(EnterLine line, const char *program, const char *sh_program, const char *env_program,
-                     const char *user, const char *dir, char *const *env, char *const *argv,
-                     char ***ret_argv)
+                     const char *user, const char *dir, unsigned long long tasks_max, char *const *env,
+                     char *const *argv, char ***ret_argv)
 {
         bool dd = line == LINE_SYSTEMD_RUN;
         Strv s = { 0 };
@@ -94,6 +94,9 @@ int enter_line_build(EnterLine line, const char *program, const char *sh_program
          * root has CAP_SYS_RESOURCE (lowering it needs that capability), and kept through the move into
          * the PAM session's scope. */
         r = r < 0 ? r : strv_push(&s, strdup("--property=OOMScoreAdjust=1000"));
+        /* [sandbox] tasks-max: RLIMIT_NPROC, which the kernel counts over every task of the uid, so a fork
+         * bomb stops there and leaves the runner's processes their pids. */
+        r = r < 0 ? r : strv_pushf(&s, "--property=LimitNPROC=%llu", tasks_max);
         r = r < 0 ? r : strv_pushf(&s, line == LINE_RUN0 ? "--chdir=%s" : "--working-directory=%s", dir);
         for (char *const *e = env; r >= 0 && e && *e; e++)
                 r = strv_pushf(&s, "--setenv=%s", *e);

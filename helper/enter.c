@@ -18,6 +18,7 @@
 #include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -184,6 +185,11 @@ _Noreturn static void child_direct(const Helper *h, char **env, int report)
         r = oom_score_pin();
         if (r < 0)
                 child_fail(report, "set oom_score_adj to 1000", -r);
+        /* [sandbox] tasks-max, as LimitNPROC= gives it through systemd: set as root, so the hard limit is
+         * one the command cannot raise. */
+        if (setrlimit(RLIMIT_NPROC,
+                      &(struct rlimit){ h->config->sandbox_tasks_max, h->config->sandbox_tasks_max }) < 0)
+                child_fail(report, "set RLIMIT_NPROC to [sandbox] tasks-max", errno);
         /* A /proc of its own that shows only what the sandbox user may look at (hidepid=invisible): the
          * command lines and environments of root's and the runner's processes are not its to read. */
         if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
@@ -394,7 +400,8 @@ void op_enter(const Helper *h)
             trusted_program_find(ROOT_PATH, "env", &env_program, &e) < 0)
                 die(EXIT_FAILED, "%s", e.message);
         r = enter_line_build(backend == ENTER_RUN0 ? LINE_RUN0 : LINE_SYSTEMD_RUN, program, sh_program,
-                             env_program, h->sandbox.pw_name, h->args->chdir, env, h->args->argv, &line);
+                             env_program, h->sandbox.pw_name, h->args->chdir, h->config->sandbox_tasks_max,
+                             env, h->args->argv, &line);
         if (r == -EINVAL)
                 die(EXIT_USAGE,
                     "enter: through %s the command may not start with '-' or hold '=' (env would take it "

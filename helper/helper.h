@@ -66,11 +66,11 @@ typedef enum EnterLine {
 /* Builds the argv of run0 or systemd-run that enters the sandbox user: program is the resolved path of
  * run0/systemd-run, sh_program that of sh (the unit's main process, which passes the command's status
  * on), env_program that of env (which looks the command up as the sandbox user and, for run0, drops the
- * SUDO_* variables run0 adds), env the "NAME=VALUE" list. -EINVAL for an empty argv, or an argv[0]
- * starting '-' or holding '='. Pure. */
+ * SUDO_* variables run0 adds), tasks_max the unit's LimitNPROC=, env the "NAME=VALUE" list. -EINVAL for an
+ * empty argv, or an argv[0] starting '-' or holding '='. Pure. */
 int enter_line_build(EnterLine line, const char *program, const char *sh_program, const char *env_program,
-                     const char *user, const char *dir, char *const *env, char *const *argv,
-                     char ***ret_argv);
+                     const char *user, const char *dir, unsigned long long tasks_max, char *const *env,
+                     char *const *argv, char ***ret_argv);
 
 /* What every operation knows once the entry checks passed. */
 typedef struct Helper {

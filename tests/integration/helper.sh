@@ -112,6 +112,12 @@ expect_contains "enter: proxy variables when [egress] proxy = true" "HTTPS_PROXY
 expect_contains "enter: lower-case proxy variable too" "https_proxy=http://127.0.0.1:3128" "$probe"
 write_config <<<"$BASE_CONFIG"
 
+run helper enter --chdir "$SB_HOME" -- bash -c 'ulimit -Su; ulimit -Hu'
+expect_eq "enter: RLIMIT_NPROC is [sandbox] tasks-max (8192 by default), soft and hard" "8192
+8192" "$out"
+run helper enter --chdir "$SB_HOME" -- bash -c 'ulimit -u 9000 2>/dev/null || echo refused'
+expect_eq "enter: the command cannot raise it" "refused" "$out"
+
 # ---------------------------------------------------------------------------------------------------------
 echo "# sandbox exec (the client)"
 
@@ -420,8 +426,9 @@ helper enter --chdir "$SB_HOME" -- sh -c '
         mkdir -p /tmp/ajt-left-dir/sub && echo x >/tmp/ajt-left-dir/sub/f && chmod 0500 /tmp/ajt-left-dir/sub /tmp/ajt-left-dir
         ln -s /tmp/ajt-left-target /var/tmp/ajt-left-link
         ipcmk -M 1048576 && ipcmk -Q && ipcmk -S 1' </dev/null >/dev/null 2>&1
-ipc_of_sandbox() { cat /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem | awk -v u="$SB_UID" '
-        FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "uid") c = i; next } $c == u { n++ } END { print n + 0 }'; }
+ipc_of_sandbox() { awk -v u="$SB_UID" '
+        FNR == 1 { for (i = 1; i <= NF; i++) if ($i == "uid") c = i; next } $c == u { n++ } END { print n + 0 }' \
+        /proc/sysvipc/shm /proc/sysvipc/msg /proc/sysvipc/sem; }
 expect_eq "the sandbox user's leftovers are there (the control)" "yes yes yes 3" \
         "$([ -f /dev/shm/ajt-left ] && echo yes) $([ -d /tmp/ajt-left-dir ] && echo yes) $([ -L /var/tmp/ajt-left-link ] && echo yes) $(ipc_of_sandbox)"
 run helper kill-user

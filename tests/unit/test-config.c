@@ -57,6 +57,7 @@ static void assert_defaults(const Config *c)
         assert_strv(c->run_trusted_paths, (const char *const[]){ ".agentic-job", ".claude", ".codex" }, 3);
         assert_strv(c->run_env, NULL, 0);
         ck_assert_uint_eq(c->run_timeout, 3600);
+        ck_assert_uint_eq(c->sandbox_tasks_max, 8192);
         ck_assert_uint_eq(c->run_max_file_bytes, 16ULL << 20);
         ck_assert_uint_eq(c->run_max_total_bytes, 64ULL << 20);
         ck_assert_uint_eq(c->run_max_files, 100);
@@ -167,6 +168,7 @@ START_TEST(test_check_table)
         _cleanup_(config_freep) Config *c =
                 parse_ok("[sandbox]\n"
                          "user-manager = true\n"
+                         "tasks-max = 64\n"
                          "[sandbox.check]\n"
                          "control-url = \"http://www.fake.test/\"\n"
                          "fetch-repo = 'https://www.fake.test/repo.git'\n"
@@ -177,6 +179,7 @@ START_TEST(test_check_table)
                          "allow-tcp-ports = [53, 65535, 1]\n");
 
         ck_assert(c->user_manager);
+        ck_assert_uint_eq(c->sandbox_tasks_max, 64);
         ck_assert_str_eq(c->check_control_url, "http://www.fake.test/");
         ck_assert_str_eq(c->check_fetch_repo, "https://www.fake.test/repo.git");
         ck_assert_str_eq(c->check_container_image, "localhost/probe:1");
@@ -518,6 +521,9 @@ static const Refusal refusals[] = {
         { "[run]\nenv = [\"A-B\"]\n", 2, 8, "\"A-B\" is not a valid variable name" },
         { "[run]\nenv = [\"A\", \"A\"]\n", 2, 13, "A is listed twice" },
         { "[run]\ntimeout = 0\n", 2, 11, "[run] timeout: 0 is out of range (1 to 604800)" },
+        { "[sandbox]\ntasks-max = 63\n", 2, 13, "[sandbox] tasks-max: 63 is out of range (64 to 4194304)" },
+        { "[sandbox]\ntasks-max = 4194305\n", 2, 13, "is out of range (64 to 4194304)" },
+        { "[sandbox]\ntasks-max = \"8192\"\n", 2, 13, "[sandbox] tasks-max: expected an integer" },
         { "[run]\ntimeout = \"60\"\n", 2, 11, "[run] timeout" },
         { "[run]\nmax-file-bytes = 1099511627777\n", 2, 18, "is out of range (1 to 1099511627776)" },
         { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },

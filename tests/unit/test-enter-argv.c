@@ -71,6 +71,7 @@ START_TEST(test_run0_line)
                 "--property=TimeoutStartSec=infinity",
                 "--property=RuntimeMaxSec=infinity",
                 "--property=OOMScoreAdjust=1000",
+                "--property=LimitNPROC=8192",
                 "--chdir=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -93,7 +94,8 @@ START_TEST(test_run0_line)
                 NULL,
         };
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd_make, &argv), 0);
+        ck_assert_int_eq(
+                enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_two, cmd_make, &argv), 0);
         assert_strv_eq(argv, expected);
 }
 END_TEST
@@ -117,6 +119,7 @@ START_TEST(test_systemd_run_line)
                 "--property=TimeoutStartSec=infinity",
                 "--property=RuntimeMaxSec=infinity",
                 "--property=OOMScoreAdjust=1000",
+                "--property=LimitNPROC=8192",
                 "--working-directory=/home/runner-sandbox/work",
                 "--setenv=PATH=/usr/local/bin:/usr/bin:/bin",
                 "--setenv=LANG=C.UTF-8",
@@ -133,7 +136,7 @@ START_TEST(test_systemd_run_line)
                 NULL,
         };
 
-        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two,
+        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192, env_two,
                                           cmd_make, &argv),
                          0);
         assert_strv_eq(argv, expected);
@@ -159,6 +162,7 @@ START_TEST(test_run0_line_no_env_odd_words)
                 "--property=TimeoutStartSec=infinity",
                 "--property=RuntimeMaxSec=infinity",
                 "--property=OOMScoreAdjust=1000",
+                "--property=LimitNPROC=8192",
                 "--chdir=/home/runner-sandbox/work",
                 "--",
                 "/usr/bin/sh",
@@ -182,7 +186,7 @@ START_TEST(test_run0_line_no_env_odd_words)
                 NULL,
         };
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, NULL, cmd, &argv), 0);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, NULL, cmd, &argv), 0);
         assert_strv_eq(argv, expected);
 }
 END_TEST
@@ -208,6 +212,7 @@ START_TEST(test_systemd_run_line_one_word)
                 "--property=TimeoutStartSec=infinity",
                 "--property=RuntimeMaxSec=infinity",
                 "--property=OOMScoreAdjust=1000",
+                "--property=LimitNPROC=8192",
                 "--working-directory=/home/runner-sandbox/work",
                 "--",
                 "/usr/bin/sh",
@@ -220,8 +225,9 @@ START_TEST(test_systemd_run_line_one_word)
                 NULL,
         };
 
-        ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, no_env, cmd, &argv), 0);
+        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192, no_env,
+                                          cmd, &argv),
+                         0);
         assert_strv_eq(argv, expected);
 }
 END_TEST
@@ -235,16 +241,16 @@ START_TEST(test_argv0_with_equals)
         _cleanup_strv_free_ char **argv = NULL;
         _cleanup_strv_free_ char **sd = NULL, **later = NULL;
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv),
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_two, cmd, &argv),
                          -EINVAL);
         ck_assert_ptr_null(argv);
         ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, cmd, &sd),
+                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192, env_two, cmd, &sd),
                 -EINVAL);
         ck_assert_ptr_null(sd);
         /* '=' after argv[0] is only an argument. */
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd_later, &later),
-                         0);
+        ck_assert_int_eq(
+                enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_two, cmd_later, &later), 0);
         ck_assert_str_eq(later[strv_length(later) - 2], "A=B");
         ck_assert_str_eq(later[strv_length(later) - 3], "env");
         ck_assert_str_eq(later[strv_length(later) - 4], "--");
@@ -262,9 +268,10 @@ START_TEST(test_argv0_dash)
         int r, r_sd, r_opt;
 
         /* Freed before asserting: a failed assertion does not run cleanups when tests do not fork. */
-        r = enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv);
-        r_sd = enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, cmd, &sd);
-        r_opt = enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, cmd_opt, &opt);
+        r = enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_two, cmd, &argv);
+        r_sd = enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192, env_two, cmd, &sd);
+        r_opt = enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192, env_two, cmd_opt,
+                                 &opt);
         strv_free(argv);
         strv_free(sd);
         strv_free(opt);
@@ -287,9 +294,9 @@ START_TEST(test_systemd_run_dollars_doubled)
         char *const env_dollar[] = { "X=a$b", NULL };
         size_t n;
 
-        ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_dollar, cmd, &sd),
-                0);
+        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192,
+                                          env_dollar, cmd, &sd),
+                         0);
         n = strv_length(sd);
         ck_assert_str_eq(sd[n - 5], "sh");
         ck_assert_str_eq(sd[n - 4], "-c");
@@ -300,7 +307,8 @@ START_TEST(test_systemd_run_dollars_doubled)
         /* --setenv= values are not expanded: left alone. */
         ck_assert_str_eq(sd[n - 13], "--setenv=X=a$b");
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_dollar, cmd, &r0), 0);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_dollar, cmd, &r0),
+                         0);
         n = strv_length(r0);
         ck_assert_str_eq(r0[n - 3], "echo $HOME ${A} $$ $");
         ck_assert_str_eq(r0[n - 1], "\\$");
@@ -313,18 +321,18 @@ START_TEST(test_empty_argv)
         char *const empty[] = { NULL };
         _cleanup_strv_free_ char **argv = NULL;
 
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, empty, &argv),
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_two, empty, &argv),
                          -EINVAL);
         ck_assert_ptr_null(argv);
-        ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, empty, &argv),
-                -EINVAL);
-        ck_assert_ptr_null(argv);
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, NULL, &argv),
+        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192, env_two,
+                                          empty, &argv),
                          -EINVAL);
-        ck_assert_int_eq(
-                enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, env_two, NULL, &argv),
-                -EINVAL);
+        ck_assert_ptr_null(argv);
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_two, NULL, &argv),
+                         -EINVAL);
+        ck_assert_int_eq(enter_line_build(LINE_SYSTEMD_RUN, SYSTEMD_RUN, SH, ENV, USER, DIR, 8192, env_two,
+                                          NULL, &argv),
+                         -EINVAL);
         ck_assert_ptr_null(argv);
 }
 END_TEST
@@ -341,10 +349,11 @@ START_TEST(test_many_words)
                 cmd[i] = words[i];
         }
         cmd[200] = NULL;
-        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, env_two, cmd, &argv), 0);
-        ck_assert_uint_eq(strv_length(argv), 29 + 200);
-        ck_assert_str_eq(argv[29], "w0");
-        ck_assert_str_eq(argv[29 + 199], "w199");
+        ck_assert_int_eq(enter_line_build(LINE_RUN0, RUN0, SH, ENV, USER, DIR, 8192, env_two, cmd, &argv),
+                         0);
+        ck_assert_uint_eq(strv_length(argv), 30 + 200);
+        ck_assert_str_eq(argv[30], "w0");
+        ck_assert_str_eq(argv[30 + 199], "w199");
 }
 END_TEST
 
