@@ -70,9 +70,9 @@ TEST_PROGRAMS=(
         meson ninja gcc clang pkg-config clang-format clang-tidy cppcheck valgrind
         # unit tests (tests/unit: nft -c, visudo -c, rm) and the benchmark's baseline (find)
         nft visudo rm find
-        # integration tests and benchmarks: users, sudo, ACLs, the audit socket, kill by uid
+        # integration tests and benchmarks: users, sudo, ACLs, the audit socket, kill by uid, IPC objects
         sudo runuser useradd userdel usermod groupadd groupdel getent setfacl socat setpriv setsid ps
-        pkill pgrep timeout tty mkfifo truncate unshare
+        pkill pgrep timeout tty mkfifo truncate unshare ipcmk
         # run's integration test: its repository
         git
         # test hosts

@@ -332,37 +332,36 @@ with_enter auto
 # ---------------------------------------------------------------------------------------------------------
 echo "# sandbox exec (the client)"
 
-out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'id -u; pwd' </dev/null 2>&1)
+# The client's own line about what a step left is taken out where the output is compared whole: no setup
+# masked user@UID.service here, so each step's session starts the user's manager, which its end ends.
+not_ended() { grep -v '^agentic-job sandbox exec: the command left processes behind: '; }
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'id -u; pwd' </dev/null 2>&1 | not_ended)
 expect_eq "sandbox exec: runs as the sandbox user, in its home by default" "$SB_UID
 $SB_HOME" "$out"
 printf 'echo "step ran as $(id -un) with $$ and %%n"\nexit 3\n' >"$work/step"
 chmod 0644 "$work/step"
 chmod 0755 "$work"
-out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --stdin "$work/step" -- bash -eo pipefail -s 2>&1)
-status=$?
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --stdin "$work/step" -- bash -eo pipefail -s 2>&1 | not_ended)
+status=${PIPESTATUS[0]}
 case $out in
 "step ran as $SANDBOX with "[0-9]*" and %n") pass "sandbox exec --stdin FILE: a workflow step's script" ;;
 *) fail "sandbox exec --stdin FILE: got '$out'" ;;
 esac
 expect_eq "sandbox exec: the command's status" "3" "$status"
-out=$(head -c 300000 /dev/zero | runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- wc -c 2>&1)
+out=$(head -c 300000 /dev/zero | runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- wc -c 2>&1 | not_ended)
 expect_eq "sandbox exec: standard input streamed whole" "300000" "$out"
-out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --chdir "$SB_HOME/work" -- sh -c 'head -c 500000 /dev/zero; pwd >&2' 2>&1 >/dev/null </dev/null)
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --chdir "$SB_HOME/work" -- sh -c 'head -c 500000 /dev/zero; pwd >&2' 2>&1 >/dev/null </dev/null | not_ended)
 expect_eq "sandbox exec --chdir, large output not blocking stderr" "$SB_HOME/work" "$out"
 run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'kill -TERM $$'
 expect_eq "sandbox exec: a command killed by SIGTERM is 143" "143" "$status"
-# A step that leaves a daemon (a session of its own, SIGTERM ignored): ended when the step ends, and said;
-# with --keep, what a step starts runs on (the control), until a step without it ends.
+# A step that leaves a daemon (a session of its own, SIGTERM ignored): ended when the step ends, and said.
+# (--keep's control, what a step started running on, is in tests/integration/helper.sh, on the direct
+# backend: here the last step's kill-user has logind stop the user, asynchronously, which can end what the
+# next step starts; issue 35's status 255 lead.)
 out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'setsid sh -c "trap \"\" TERM; while :; do sleep 1; done" </dev/null >/dev/null 2>&1 & exit 0' </dev/null 2>&1)
 expect_eq "sandbox exec: a step that leaves a daemon: its status" 0 "$?"
 expect_contains "... the client says it ended what the step left" "the command left processes behind: ended" "$out"
 expect_eq "... nothing of the sandbox user lives once the step has ended" 0 "$(live_of_uid "$SB_UID" | wc -l)"
-run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --keep -- sh -c 'setsid sleep 300 </dev/null >/dev/null 2>&1 & exit 0'
-expect_eq "sandbox exec --keep: status 0" 0 "$status"
-expect_eq "... what the step started runs on (the control)" 1 \
-        "$([ "$(live_of_uid "$SB_UID" | wc -l)" -ge 1 ] && echo 1 || echo 0)"
-run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- true
-expect_eq "... until a step without --keep has ended" 0 "$(live_of_uid "$SB_UID" | wc -l)"
 run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --keep --keep -- true
 expect_eq "sandbox exec --keep twice: usage error" 2 "$status"
 
@@ -415,6 +414,9 @@ user_unit_state() { systemctl show -p ActiveState --value "user@$SB_UID.service"
 
 on_exit "loginctl terminate-user $SANDBOX"
 on_exit "loginctl disable-linger $SANDBOX"
+# Every step's end ended the user's manager that its session started: past systemd's start limit, the unit
+# is failed until reset.
+systemctl reset-failed "user@$SB_UID.service" 2>/dev/null
 loginctl enable-linger "$SANDBOX"
 for _ in $(seq 100); do [ "$(user_unit_state)" = active ] && break; sleep 0.05; done
 expect_eq "linger on: the sandbox user's service manager runs" "active" "$(user_unit_state)"
