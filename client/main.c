@@ -17,7 +17,7 @@ static void usage(FILE *f)
 {
         fputs("usage: agentic-job sandbox setup --config FILE [--helper FILE] [--dry-run]\n"
               "       agentic-job sandbox check [--record | --unless-passed] [--json] [--walk]\n"
-              "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] -- CMD...\n"
+              "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD...\n"
               "       agentic-job sandbox end\n"
               "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
               "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
