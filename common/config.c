@@ -789,6 +789,32 @@ static int parse_max_files(AjError *e, const Field *f, State *s)
         return parse_bounded(e, f, 1, RUN_FILES_MAX, &s->config->run_max_files);
 }
 
+static int parse_clone_max_bytes(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_clone_max_bytes);
+}
+
+static int parse_clone_max_object_bytes(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_clone_max_object_bytes);
+}
+
+static int parse_clone_max_files(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, 1, RUN_CLONE_MAX_FILES_MAX, &s->config->run_clone_max_files);
+}
+
+static int parse_clone_max_checkout_bytes(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_clone_max_checkout_bytes);
+}
+
+static int parse_clone_max_memory(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, RUN_CLONE_MAX_MEMORY_MIN, RUN_BYTES_MAX,
+                             &s->config->run_clone_max_memory);
+}
+
 static const char *const run_confine_names[] = {
         [RUN_CONFINE_BUBBLEWRAP] = "bubblewrap",
         [RUN_CONFINE_NONE] = "none",
@@ -884,6 +910,11 @@ static const KeyDef run_keys[] = {
         { "max-files", parse_max_files },
         { "confine", parse_run_confine },
         { "profile", parse_run_profile },
+        { "clone-max-bytes", parse_clone_max_bytes },
+        { "clone-max-object-bytes", parse_clone_max_object_bytes },
+        { "clone-max-files", parse_clone_max_files },
+        { "clone-max-checkout-bytes", parse_clone_max_checkout_bytes },
+        { "clone-max-memory", parse_clone_max_memory },
 };
 
 static const TableDef check_table = { "sandbox.check", check_keys, ELEMENTSOF(check_keys) };
@@ -1090,6 +1121,11 @@ static Config *config_new(void)
         c->run_max_file_bytes = RUN_MAX_FILE_BYTES_DEFAULT;
         c->run_max_total_bytes = RUN_MAX_TOTAL_BYTES_DEFAULT;
         c->run_max_files = RUN_MAX_FILES_DEFAULT;
+        c->run_clone_max_bytes = RUN_CLONE_MAX_BYTES_DEFAULT;
+        c->run_clone_max_object_bytes = RUN_CLONE_MAX_OBJECT_BYTES_DEFAULT;
+        c->run_clone_max_files = RUN_CLONE_MAX_FILES_DEFAULT;
+        c->run_clone_max_checkout_bytes = RUN_CLONE_MAX_CHECKOUT_BYTES_DEFAULT;
+        c->run_clone_max_memory = RUN_CLONE_MAX_MEMORY_DEFAULT;
         return c;
 }
 

@@ -26,6 +26,16 @@
 #define RUN_FILES_MAX               100000
 #define RUN_TRUSTED_PATHS_MAX       64
 
+/* [run] clone-*: the clone's bounds, so that a repository's bytes alone cannot spend the runner's memory
+ * or disk (clone.h). */
+#define RUN_CLONE_MAX_BYTES_DEFAULT          (4ULL << 30)   /* what the fetch receives */
+#define RUN_CLONE_MAX_OBJECT_BYTES_DEFAULT   (256ULL << 20) /* any one object, inflated */
+#define RUN_CLONE_MAX_FILES_DEFAULT          1000000ULL     /* entries checked out */
+#define RUN_CLONE_MAX_CHECKOUT_BYTES_DEFAULT (8ULL << 30)   /* the files checked out, together */
+#define RUN_CLONE_MAX_MEMORY_DEFAULT         (2ULL << 30)   /* RLIMIT_DATA of the clone */
+#define RUN_CLONE_MAX_MEMORY_MIN             (64ULL << 20)
+#define RUN_CLONE_MAX_FILES_MAX              100000000ULL
+
 typedef enum EnterBackend {
         ENTER_AUTO,
         ENTER_RUN0,
@@ -72,11 +82,16 @@ typedef struct Config {
                                            relative, plainly spelled, a trailing "/" dropped */
         char **run_env;                 /* env; default []; names of the runner's variables the agent gets */
         unsigned long long run_timeout; /* timeout; seconds of setup and agent together, default 3600 */
-        unsigned long long run_max_file_bytes;  /* max-file-bytes; default 16 MiB */
-        unsigned long long run_max_total_bytes; /* max-total-bytes; default 64 MiB */
-        unsigned long long run_max_files;       /* max-files; default 100 */
-        RunConfine run_confine;                 /* confine; "bubblewrap" (default) or "none" */
-        char *run_profile;                      /* profile; default "command"; profile_name_valid() */
+        unsigned long long run_max_file_bytes;         /* max-file-bytes; default 16 MiB */
+        unsigned long long run_max_total_bytes;        /* max-total-bytes; default 64 MiB */
+        unsigned long long run_max_files;              /* max-files; default 100 */
+        RunConfine run_confine;                        /* confine; "bubblewrap" (default) or "none" */
+        char *run_profile;                             /* profile; default "command"; profile_name_valid() */
+        unsigned long long run_clone_max_bytes;        /* clone-max-bytes; default 4 GiB */
+        unsigned long long run_clone_max_object_bytes; /* clone-max-object-bytes; default 256 MiB */
+        unsigned long long run_clone_max_files;        /* clone-max-files; default 1,000,000 */
+        unsigned long long run_clone_max_checkout_bytes; /* clone-max-checkout-bytes; default 8 GiB */
+        unsigned long long run_clone_max_memory;         /* clone-max-memory; default 2 GiB */
 } Config;
 
 /* "bubblewrap" or "none". */

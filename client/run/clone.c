@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checkout-bounds.h"
 #include "macro.h"
 #include "remove-tree.h"
 
@@ -55,7 +57,9 @@ int libgit2_error(AjError *reterr, const char *what_fmt, ...)
                         line[n] = '?';
         }
         line[n] = '\0';
-        return aj_error(reterr, EIO, 0, 0, "%s: %s", what, line);
+        /* Out of memory is the clone's bound ([run] clone-max-memory) far more often than a fault. */
+        return aj_error(reterr, e && e->klass == GIT_ERROR_NOMEMORY ? ENOMEM : EIO, 0, 0, "%s: %s", what,
+                        line);
 }
 
 int libgit2_init_isolated(AjError *reterr)
@@ -176,22 +180,31 @@ static int write_info_attributes(git_repository *repo, AjError *reterr)
         return 0;
 }
 
+/* Every transfer report of every fetch: the caller's progress, and the bound on what is received. */
 typedef struct ProgressRelay {
         CloneProgressFn fn;
         void *userdata;
+        uint64_t max_bytes;     /* 0: none */
+        uint64_t earlier_bytes; /* received by the earlier fetches of this clone */
+        bool over;              /* the transfer was cut at max_bytes */
 } ProgressRelay;
 
 static int relay_progress(const git_indexer_progress *stats, void *payload)
 {
-        const ProgressRelay *relay = payload;
+        ProgressRelay *relay = payload;
         CloneProgress p = {
                 .received_objects = stats->received_objects,
                 .total_objects = stats->total_objects,
                 .indexed_objects = stats->indexed_objects,
-                .received_bytes = stats->received_bytes,
+                .received_bytes = relay->earlier_bytes + stats->received_bytes,
         };
 
-        relay->fn(&p, relay->userdata);
+        if (relay->max_bytes && p.received_bytes > relay->max_bytes) {
+                relay->over = true;
+                return -1; /* libgit2 stops the transfer */
+        }
+        if (relay->fn)
+                relay->fn(&p, relay->userdata);
         return 0;
 }
 
@@ -254,12 +267,28 @@ static int lookup_commit(git_repository *repo, const git_oid *oid, git_object **
         return 0;
 }
 
+/* -EFBIG when the transfer was cut at the bound: no later fetch is tried then. */
 static int fetch(git_remote *remote, const git_fetch_options *fetch_opts, char *spec1, char *spec2)
 {
+        ProgressRelay *relay = fetch_opts->callbacks.payload;
         char *specs[] = { spec1, spec2 };
         git_strarray array = { .strings = specs, .count = spec2 ? 2 : 1 };
+        int r = git_remote_fetch(remote, &array, fetch_opts, NULL);
 
-        return git_remote_fetch(remote, &array, fetch_opts, NULL) < 0 ? -EIO : 0;
+        if (relay->over)
+                return -EFBIG;
+        relay->earlier_bytes += git_remote_stats(remote)->received_bytes;
+        return r < 0 ? -EIO : 0;
+}
+
+static int transfer_bound_error(const git_fetch_options *fetch_opts, const CloneRequest *req,
+                                AjError *reterr)
+{
+        const ProgressRelay *relay = fetch_opts->callbacks.payload;
+
+        return aj_error(reterr, EFBIG, 0, 0,
+                        "the fetch from %s passed [run] clone-max-bytes (%" PRIu64 " bytes): cut there",
+                        req->url, relay->max_bytes);
 }
 
 /* Fetches the commit by its id with the base branch; where the server refuses a bare id, the base branch
@@ -276,7 +305,10 @@ static int fetch_commit(git_repository *repo, git_remote *remote, const CloneReq
         (void)git_oid_tostr(hex, sizeof(hex), oid);
         if (asprintf(&base_spec, "+refs/heads/%s:refs/remotes/origin/%s", req->base, req->base) < 0)
                 return -ENOMEM;
-        if (fetch(remote, fetch_opts, hex, base_spec) == 0) {
+        r = fetch(remote, fetch_opts, hex, base_spec);
+        if (r == -EFBIG)
+                return transfer_bound_error(fetch_opts, req, reterr);
+        if (r == 0) {
                 r = lookup_commit(repo, oid, ret_commit, reterr);
                 *ret_by_id = r == 0;
                 if (r != -ENOENT)
@@ -284,12 +316,18 @@ static int fetch_commit(git_repository *repo, git_remote *remote, const CloneReq
         } else
                 (void)libgit2_error(&by_id, "fetch by id");
 
-        if (fetch(remote, fetch_opts, base_spec, ref_name) < 0)
+        r = fetch(remote, fetch_opts, base_spec, ref_name);
+        if (r == -EFBIG)
+                return transfer_bound_error(fetch_opts, req, reterr);
+        if (r < 0)
                 return libgit2_error(reterr, "cannot fetch from %s (%s)", req->url, by_id.message);
         r = lookup_commit(repo, oid, ret_commit, reterr);
         if (r != -ENOENT)
                 return r;
-        if (fetch(remote, fetch_opts, all_heads, NULL) < 0)
+        r = fetch(remote, fetch_opts, all_heads, NULL);
+        if (r == -EFBIG)
+                return transfer_bound_error(fetch_opts, req, reterr);
+        if (r < 0)
                 return libgit2_error(reterr, "cannot fetch the branches of %s", req->url);
         r = lookup_commit(repo, oid, ret_commit, reterr);
         if (r == -ENOENT)
@@ -358,6 +396,15 @@ static int replace_trusted_paths(git_repository *repo, const CloneRequest *req, 
         return 0;
 }
 
+/* Before the checkout: what it and the trusted paths' would write, against req->limits. */
+static int bounds_check(git_repository *repo, const git_object *commit, const git_object *base,
+                        const CloneRequest *req, AjError *reterr)
+{
+        return checkout_bounds_check(repo, git_commit_tree_id((const git_commit *)commit),
+                                     git_commit_tree_id((const git_commit *)base), req->trusted_paths,
+                                     &req->limits, reterr);
+}
+
 int workspace_clone(const CloneRequest *req, CloneProgressFn progress, void *userdata, CloneResult *ret,
                     AjError *reterr)
 {
@@ -369,7 +416,7 @@ int workspace_clone(const CloneRequest *req, CloneProgressFn progress, void *use
         git_repository_init_options init_opts;
         git_remote_create_options remote_opts;
         git_fetch_options fetch_opts;
-        ProgressRelay relay = { progress, userdata };
+        ProgressRelay relay = { .fn = progress, .userdata = userdata, .max_bytes = req->limits.max_bytes };
         CloneResult result = {};
         git_oid oid, base_oid;
         int r;
@@ -412,10 +459,8 @@ int workspace_clone(const CloneRequest *req, CloneProgressFn progress, void *use
                 return libgit2_error(reterr, "cannot initialise the fetch options");
         fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
         fetch_opts.prune = GIT_FETCH_NO_PRUNE;
-        if (progress) {
-                fetch_opts.callbacks.transfer_progress = relay_progress;
-                fetch_opts.callbacks.payload = &relay;
-        }
+        fetch_opts.callbacks.transfer_progress = relay_progress;
+        fetch_opts.callbacks.payload = &relay;
         if (req->proxy_url) {
                 fetch_opts.proxy_opts.type = GIT_PROXY_SPECIFIED;
                 fetch_opts.proxy_opts.url = req->proxy_url;
@@ -444,6 +489,9 @@ int workspace_clone(const CloneRequest *req, CloneProgressFn progress, void *use
                                ? aj_error(reterr, ENOENT, 0, 0, "base branch %s has no commit", req->base)
                                : r;
 
+        r = bounds_check(repo, commit, base, req, reterr);
+        if (r < 0)
+                return r;
         if (checkout(repo, commit, NULL, NULL) < 0)
                 return libgit2_error(reterr, "cannot check out %s", git_oid_tostr_s(&oid));
         if (git_repository_set_head_detached(repo, &oid) < 0)

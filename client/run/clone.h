@@ -18,6 +18,16 @@ typedef struct CloneProgress {
 /* Called on every transfer progress report of libgit2, unthrottled: the caller throttles. */
 typedef void (*CloneProgressFn)(const CloneProgress *p, void *userdata);
 
+/* The clone's bounds, so that the repository's bytes alone cannot spend the runner's memory and disk; each
+ * 0 for none (tests). The transfer is cut as soon as it passes max_bytes; the others are checked before
+ * anything is checked out. Either way the clone ends with -EFBIG. */
+typedef struct CloneLimits {
+        uint64_t max_bytes;          /* received by the fetches together: the transfer is cut there */
+        uint64_t max_object_bytes;   /* any one tree or file to check out, inflated (from its header) */
+        uint64_t max_files;          /* entries to check out: files, links, directories */
+        uint64_t max_checkout_bytes; /* the files to check out, together */
+} CloneLimits;
+
 typedef struct CloneRequest {
         const char *url;            /* an https:// URL, or an absolute path of a local repository (tests) */
         const char *commit;         /* 40 lowercase hex digits, or NULL when ref is given */
@@ -29,6 +39,7 @@ typedef struct CloneRequest {
                                      * for https instead (the egress proxy's, EGRESS_CA_BUNDLE) */
         char *const *trusted_paths; /* NULL-terminated relative paths taken from the base, not the commit */
         const char *dir;            /* absolute path of the clone; must not exist; created 0700 */
+        CloneLimits limits;
 } CloneRequest;
 
 typedef struct CloneResult {
@@ -47,8 +58,12 @@ typedef struct CloneResult {
  * anyone is read (libgit2_init_isolated()). The clone's .git/info/attributes turns off the CRLF and ident
  * conversions, so that patch_build() shows the working tree's bytes (the agent can change that file).
  *
+ * Before anything is checked out, the trees to check out (the commit's, and the base's at each trusted
+ * path) are measured against req->limits from the objects' headers, no file inflated (checkout-bounds.h).
+ *
  * Returns 0, or -EINVAL (a bad request, an ambiguous ref, an id that is not a commit's), -EEXIST (req->dir
- * exists), -ENOENT (the ref, the commit or the base branch is not in the remote), -EIO (libgit2 failed:
+ * exists), -EFBIG (a bound of req->limits passed: *reterr names it), -ENOMEM (libgit2 ran out of memory),
+ * -ENOENT (the ref, the commit or the base branch is not in the remote), -EIO (libgit2 failed:
  * its message, one line, is in *reterr) or another -errno; *reterr always says what failed.
  * On failure after req->dir was made, req->dir is left for the caller to dispose of. Runs as the user
  * who will own the clone (the sandbox user). Not thread-safe: it sets libgit2's process-wide options. */

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -57,9 +59,11 @@ typedef struct InsideOptions {
                                                            searches */
         size_t n_runner_dirs;
         uint64_t max_file_bytes, max_total_bytes, max_files;
-        bool dispose; /* export: remove the run's directory once the stream has ended */
-        bool bridge;  /* agent, confined: the egress proxy is on, so the bridge is made */
-        bool token;   /* profile: the token comes on standard input; agent: it is in the run's token file */
+        CloneLimits clone_limits;  /* clone: --clone-max-bytes, -object-bytes, -files, -checkout-bytes */
+        uint64_t clone_max_memory; /* clone: RLIMIT_DATA of the clone; 0: none */
+        bool dispose;              /* export: remove the run's directory once the stream has ended */
+        bool bridge;               /* agent, confined: the egress proxy is on, so the bridge is made */
+        bool token; /* profile: the token comes on standard input; agent: it is in the run's token file */
         bool task_stdin; /* confined: the agent's standard input is the task */
         bool login;      /* confined: run the profile's login (rest) with the token file as standard input */
         char **rest;     /* after "--" */
@@ -87,10 +91,16 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                                     : strcmp(a, "--base-commit") == 0     ? &o->base_commit
                                     : strcmp(a, "--container-image") == 0 ? &o->container_image
                                                                           : NULL;
-                uint64_t *num = strcmp(a, "--max-file-bytes") == 0    ? &o->max_file_bytes
-                                : strcmp(a, "--max-total-bytes") == 0 ? &o->max_total_bytes
-                                : strcmp(a, "--max-files") == 0       ? &o->max_files
-                                                                      : NULL;
+                uint64_t *num =
+                        strcmp(a, "--max-file-bytes") == 0             ? &o->max_file_bytes
+                        : strcmp(a, "--max-total-bytes") == 0          ? &o->max_total_bytes
+                        : strcmp(a, "--max-files") == 0                ? &o->max_files
+                        : strcmp(a, "--clone-max-bytes") == 0          ? &o->clone_limits.max_bytes
+                        : strcmp(a, "--clone-max-object-bytes") == 0   ? &o->clone_limits.max_object_bytes
+                        : strcmp(a, "--clone-max-files") == 0          ? &o->clone_limits.max_files
+                        : strcmp(a, "--clone-max-checkout-bytes") == 0 ? &o->clone_limits.max_checkout_bytes
+                        : strcmp(a, "--clone-max-memory") == 0         ? &o->clone_max_memory
+                                                                       : NULL;
 
                 if (strcmp(a, "--") == 0) {
                         o->rest = argv + i + 1;
@@ -217,6 +227,13 @@ static int clone_fetch(void *userdata)
 
         if (asprintf(&work, "%s/" RUN_WORKSPACE, o->run_dir) < 0)
                 return fail("out of memory", NULL);
+        /* libgit2 inflates objects and resolves deltas in memory: a pack of a kilobyte can ask for a
+         * gigabyte. RLIMIT_DATA counts the heap and every private writable mapping (not the read-only
+         * mappings of the packs), so the clone fails cleanly where the kernel would pick a victim. This
+         * process is the clone alone: in clone-agent it is a child the agent does not descend from. */
+        if (o->clone_max_memory &&
+            setrlimit(RLIMIT_DATA, &(struct rlimit){ o->clone_max_memory, o->clone_max_memory }) < 0)
+                return fail("cannot bound the clone's memory", strerror(errno));
         for (size_t i = 0; i < o->n_trusted; i++)
                 trusted[i] = o->trusted[i];
 
@@ -232,8 +249,18 @@ static int clone_fetch(void *userdata)
                         .ca_file = o->url[0] == '/' ? NULL : getenv("SSL_CERT_FILE"),
                         .trusted_paths = (char *const *)trusted,
                         .dir = work,
+                        .limits = o->clone_limits,
                 },
                 on_progress, &t, &res, &e);
+        if (r == -ENOMEM && o->clone_max_memory) {
+                char detail[sizeof(e.message) + 128];
+
+                (void)snprintf(detail, sizeof(detail),
+                               "%s (the clone's memory is at most [run] clone-max-memory, %" PRIu64
+                               " bytes)",
+                               e.message, o->clone_max_memory);
+                return fail("clone", detail);
+        }
         if (r < 0)
                 return fail("clone", e.message);
         printf("cloned %s %s %s %u %u\n", res.commit, res.base_commit,

@@ -100,6 +100,7 @@ typedef struct Run {
         bool disposed; /* by the exporter, once its stream had ended */
         bool ended;    /* the last end_sandbox() succeeded, and nothing has entered the sandbox user since */
         char ended_detail[SUMMARY_TEXT_MAX]; /* what it reported */
+        char clone_bounds[5][24];            /* clone_args()'s numbers, decimal */
 } Run;
 
 static void phase_start(const char *name)
@@ -427,11 +428,23 @@ static char *first_line(char *s)
         return s;
 }
 
-/* run-inside OP and the clone's arguments, into args (room for CLONE_ARGS_MAX); how many. */
-#define CLONE_ARGS_MAX (14 + 2 * RUN_TRUSTED_PATHS_MAX)
-static size_t clone_args(const Run *run, const char *op, char **args)
+/* run-inside OP and the clone's arguments, into args (room for CLONE_ARGS_MAX); how many. The bounds'
+ * numbers are in run->clone_bounds. */
+#define CLONE_ARGS_MAX (24 + 2 * RUN_TRUSTED_PATHS_MAX)
+static size_t clone_args(Run *run, const char *op, char **args)
 {
         const RunPlan *p = &run->plan;
+        const Config *c = run->config;
+        const struct {
+                const char *option;
+                unsigned long long value;
+        } bounds[] = {
+                { "--clone-max-bytes", c->run_clone_max_bytes },
+                { "--clone-max-object-bytes", c->run_clone_max_object_bytes },
+                { "--clone-max-files", c->run_clone_max_files },
+                { "--clone-max-checkout-bytes", c->run_clone_max_checkout_bytes },
+                { "--clone-max-memory", c->run_clone_max_memory },
+        };
         size_t k = 0;
 
         args[k++] = (char *)"run-inside";
@@ -446,6 +459,12 @@ static size_t clone_args(const Run *run, const char *op, char **args)
         args[k++] = (char *)p->base;
         args[k++] = (char *)"--confine";
         args[k++] = (char *)run_confine_name(run->config->run_confine);
+        static_assert(ELEMENTSOF(bounds) == ELEMENTSOF(run->clone_bounds), "one buffer per bound");
+        for (size_t i = 0; i < ELEMENTSOF(bounds); i++) {
+                (void)snprintf(run->clone_bounds[i], sizeof(run->clone_bounds[i]), "%llu", bounds[i].value);
+                args[k++] = (char *)bounds[i].option;
+                args[k++] = run->clone_bounds[i];
+        }
         for (char **t = run->config->run_trusted_paths; *t; t++) {
                 assert(k + 2 < CLONE_ARGS_MAX);
                 args[k++] = (char *)"--trusted";

@@ -111,4 +111,59 @@ trusted" "$(cat "$RUNNER_HOME/run-setup-rewrites/workspace/out/trusted.txt" 2>&1
 expect_contains "... the setup command had its own phase" "setup: ok in" "$out"
 expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
 
+echo "# the clone's bounds: a pull request that adds 512 MiB of zeros, a pack of half a megabyte (the review's
+# was 1 GiB; half of it is twice the default bound, and half the time of the local packing)"
+big=$(mktemp -d /tmp/ajt-run-big.XXXXXX)
+on_exit "rm -rf $big"
+git_q -C "$big" init
+echo base >"$big/file"
+git_q -C "$big" add -A
+git_q -C "$big" commit -m base
+git_q -C "$big" checkout -b pr
+truncate -s 512M "$big/zeros"
+git_q -C "$big" add zeros
+git_q -C "$big" commit -m zeros
+rm -f "$big/zeros"
+big_commit=$(git -C "$big" rev-parse HEAD)
+chmod -R a+rX "$big"
+echo "# its objects: $(du -sk "$big/.git/objects" | cut -f1) KiB"
+# run_big NAME [CONFIG LINES]: a run of the big commit with [run] CONFIG LINES; its output in $out, its
+# status in $status, its time in $ms.
+run_big() {
+        local name=$1 start
+        shift
+        write_config <<<"$BASE_CONFIG
+[run]
+$*"
+        on_exit "rm -rf $RUNNER_HOME/$name"
+        start=$(date +%s%N)
+        out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" run --repo "$big" \
+                --commit "$big_commit" --base main --task "$task" --out "$RUNNER_HOME/$name" --patch \
+                -- sh -c 'echo the agent ran; exit 9' </dev/null 2>&1)
+        status=$?
+        ms=$((($(date +%s%N) - start) / 1000000))
+        echo "# $name: status $status in $ms ms"
+}
+run_big run-big-object
+expect_eq "a file of 512 MiB in the commit: the run never started (status 4)" 4 "$status"
+expect_contains "... refused by its size, before the checkout" \
+        "zeros is 536870912 bytes, more than [run] clone-max-object-bytes (268435456)" "$out"
+expect_lacks "... and the agent did not run" "the agent ran" "$out"
+expect_eq "... the run's directory is gone" "" "$(find "$SB_HOME" -maxdepth 1 -name 'agentic-job-run-*')"
+run_big run-big-checkout "clone-max-object-bytes = 2147483648
+clone-max-checkout-bytes = 536870911"
+expect_eq "the checkout over clone-max-checkout-bytes: status 4" 4 "$status"
+expect_contains "... named" "the checkout is more than [run] clone-max-checkout-bytes (536870911) bytes, at zeros" "$out"
+run_big run-big-memory "clone-max-object-bytes = 2147483648
+clone-max-memory = 134217728"
+sed -n 's/^/# | /; /clone-max-memory/p' <<<"$out"
+expect_eq "the file allowed, the memory not: status 4" 4 "$status"
+expect_contains "... libgit2 ran out of the clone's memory, and says which bound" \
+        "(the clone's memory is at most [run] clone-max-memory, 134217728 bytes)" "$out"
+run_big run-big-bytes "clone-max-bytes = 100000"
+expect_eq "the transfer over clone-max-bytes: status 4" 4 "$status"
+expect_contains "... cut there" "passed [run] clone-max-bytes (100000 bytes): cut there" "$out"
+expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
+write_config <<<"$BASE_CONFIG"
+
 finish

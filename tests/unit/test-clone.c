@@ -28,8 +28,8 @@
 
 /* Made once by the parent (an unchecked fixture), so it is removed even when a test fails in its child. */
 static char tmpdir[] = "/tmp/agentic-job-test-clone-XXXXXX";
-static char src[PATH_MAX];
-static char base_hex[41], pr_hex[41], mid_hex[41], pull_hex[41], dangling_hex[41];
+static char src[PATH_MAX], big_src[PATH_MAX];
+static char big_hex[41], base_hex[41], pr_hex[41], mid_hex[41], pull_hex[41], dangling_hex[41];
 static int git_init;
 
 static const char base_settings[] = "{\"base\": true}\n";
@@ -150,6 +150,43 @@ static void make_source(void)
                 ck_assert_int_eq(nftw(src, chown_nobody, 16, FTW_PHYS), 0);
 }
 
+#define BIG_SETTINGS (3u << 20)
+#define BIG_ZEROS    (4u << 20)
+
+/* big.git: main has README ("readme\n") and .claude/settings.json of 3 MiB; the feature adds "zeros",
+ * 4 MiB of zeros: a pack of some kilobytes that checks out 10 MiB and 7 bytes, and 3 MiB more for the
+ * trusted path .claude, taken from the base. */
+static void make_big_source(void)
+{
+        git_repository *repo = NULL;
+        git_index *index = NULL;
+        git_oid base, feature;
+        char *buf = calloc(1, BIG_ZEROS);
+        git_index_entry e = { .mode = GIT_FILEMODE_BLOB };
+
+        ck_assert_ptr_nonnull(buf);
+        (void)snprintf(big_src, sizeof(big_src), "%s/big.git", tmpdir);
+        ck_assert_int_eq(git_repository_init(&repo, big_src, 1), 0);
+        ck_assert_int_eq(git_index_new(&index), 0);
+        add_entry(repo, index, "README", GIT_FILEMODE_BLOB, "readme\n");
+        e.path = ".claude/settings.json";
+        memset(buf, ' ', BIG_SETTINGS);
+        ck_assert_int_eq(git_blob_create_from_buffer(&e.id, repo, buf, BIG_SETTINGS), 0);
+        ck_assert_int_eq(git_index_add(index, &e), 0);
+        commit_index(repo, index, "refs/heads/main", NULL, &base);
+        e.path = "zeros";
+        memset(buf, 0, BIG_ZEROS);
+        ck_assert_int_eq(git_blob_create_from_buffer(&e.id, repo, buf, BIG_ZEROS), 0);
+        ck_assert_int_eq(git_index_add(index, &e), 0);
+        commit_index(repo, index, "refs/heads/feature", &base, &feature);
+        (void)git_oid_tostr(big_hex, sizeof(big_hex), &feature);
+        free(buf);
+        git_index_free(index);
+        git_repository_free(repo);
+        if (geteuid() == 0)
+                ck_assert_int_eq(nftw(big_src, chown_nobody, 16, FTW_PHYS), 0);
+}
+
 static void setup(void)
 {
         AjError e = {};
@@ -158,6 +195,7 @@ static void setup(void)
         git_init = libgit2_init_isolated(&e);
         ck_assert_int_gt(git_init, 0);
         make_source();
+        make_big_source();
 }
 
 static void teardown(void)
@@ -337,6 +375,68 @@ START_TEST(test_no_global_config)
         ck_assert_int_eq(git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, GIT_CONFIG_LEVEL_GLOBAL, home), 0);
         ck_assert_msg(workspace_clone(&req, NULL, NULL, &res, &e) == 0, "%s", e.message);
         assert_link(dir, "hostname", "/etc/hostname");
+}
+END_TEST
+
+/* The directory holds .git alone: nothing was checked out. */
+static void assert_nothing_checked_out(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        ck_assert_ptr_nonnull(d);
+        while ((de = readdir(d)))
+                ck_assert_msg(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+                                      strcmp(de->d_name, ".git") == 0,
+                              "%s/%s was checked out", dir, de->d_name);
+        (void)closedir(d);
+}
+
+/* Each bound at the exact size passes; one less is refused, naming its key, before any checkout. */
+START_TEST(test_bounds)
+{
+        static const uint64_t checkout = BIG_SETTINGS + BIG_ZEROS + 7 + BIG_SETTINGS;
+        static const struct {
+                CloneLimits limits;
+                const char *message; /* NULL: the clone passes */
+        } cases[] = {
+                { { .max_object_bytes = BIG_ZEROS - 1 },
+                  "zeros is 4194304 bytes, more than [run] clone-max-object-bytes (4194303)" },
+                { { .max_object_bytes = BIG_ZEROS }, NULL },
+                { { .max_checkout_bytes = checkout - 1 },
+                  "the checkout is more than [run] clone-max-checkout-bytes (10485766) bytes, at .claude" },
+                { { .max_checkout_bytes = checkout }, NULL },
+                /* README, .claude and its file, zeros; the base's .claude and its file. */
+                { { .max_files = 5 },
+                  "the checkout has more than [run] clone-max-files (5) entries, at .claude" },
+                { { .max_files = 6 }, NULL },
+                { { .max_bytes = 1000 }, "passed [run] clone-max-bytes (1000 bytes): cut there" },
+                { { .max_bytes = 1u << 20 }, NULL },
+        };
+        char *const big_trusted[] = { ".claude", NULL };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char name[16], dir[DIR_MAX];
+                CloneRequest req;
+                CloneResult res;
+                AjError e = {};
+                int r;
+
+                (void)snprintf(name, sizeof(name), "bounds%zu", i);
+                req = request(name, big_hex, NULL, dir, sizeof(dir));
+                req.url = big_src;
+                req.trusted_paths = big_trusted;
+                req.limits = cases[i].limits;
+                r = workspace_clone(&req, NULL, NULL, &res, &e);
+                if (!cases[i].message) {
+                        ck_assert_msg(r == 0, "case %zu: %s", i, e.message);
+                        ck_assert_uint_eq(res.n_trusted_replaced, 1);
+                        continue;
+                }
+                ck_assert_msg(r == -EFBIG, "case %zu: %d %s", i, r, e.message);
+                ck_assert_msg(strstr(e.message, cases[i].message), "case %zu: %s", i, e.message);
+                assert_nothing_checked_out(dir);
+        }
 }
 END_TEST
 
@@ -817,6 +917,7 @@ int main(void)
         tcase_add_test(tc, test_clone_by_commit);
         tcase_add_test(tc, test_link_component_removed);
         tcase_add_test(tc, test_no_global_config);
+        tcase_add_test(tc, test_bounds);
         tcase_add_test(tc, test_existing_dir_refused);
         tcase_add_test(tc, test_missing_commit);
         tcase_add_test(tc, test_reachable_commit);

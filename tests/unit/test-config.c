@@ -61,6 +61,11 @@ static void assert_defaults(const Config *c)
         ck_assert_uint_eq(c->run_max_file_bytes, 16ULL << 20);
         ck_assert_uint_eq(c->run_max_total_bytes, 64ULL << 20);
         ck_assert_uint_eq(c->run_max_files, 100);
+        ck_assert_uint_eq(c->run_clone_max_bytes, 4ULL << 30);
+        ck_assert_uint_eq(c->run_clone_max_object_bytes, 256ULL << 20);
+        ck_assert_uint_eq(c->run_clone_max_files, 1000000);
+        ck_assert_uint_eq(c->run_clone_max_checkout_bytes, 8ULL << 30);
+        ck_assert_uint_eq(c->run_clone_max_memory, 2ULL << 30);
         ck_assert_int_eq(c->run_confine, RUN_CONFINE_BUBBLEWRAP);
         ck_assert_str_eq(c->run_profile, "command");
 }
@@ -77,8 +82,18 @@ START_TEST(test_run_table)
                                                      "max-total-bytes = 1099511627776\n"
                                                      "max-files = 100000\n"
                                                      "confine = \"none\"\n"
-                                                     "profile = \"claude\"\n");
+                                                     "profile = \"claude\"\n"
+                                                     "clone-max-bytes = 1\n"
+                                                     "clone-max-object-bytes = 2\n"
+                                                     "clone-max-files = 100000000\n"
+                                                     "clone-max-checkout-bytes = 3\n"
+                                                     "clone-max-memory = 67108864\n");
 
+        ck_assert_uint_eq(c->run_clone_max_bytes, 1);
+        ck_assert_uint_eq(c->run_clone_max_object_bytes, 2);
+        ck_assert_uint_eq(c->run_clone_max_files, 100000000);
+        ck_assert_uint_eq(c->run_clone_max_checkout_bytes, 3);
+        ck_assert_uint_eq(c->run_clone_max_memory, 64ULL << 20);
         assert_strv(c->run_trusted_paths, (const char *const[]){ ".claude", "a/b.toml", "x" }, 3);
         assert_strv(c->run_env, (const char *const[]){ "MODEL", "_X1" }, 2);
         ck_assert_uint_eq(c->run_timeout, 60);
@@ -527,6 +542,13 @@ static const Refusal refusals[] = {
         { "[run]\ntimeout = \"60\"\n", 2, 11, "[run] timeout" },
         { "[run]\nmax-file-bytes = 1099511627777\n", 2, 18, "is out of range (1 to 1099511627776)" },
         { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },
+        { "[run]\nclone-max-bytes = 0\n", 2, 19,
+          "[run] clone-max-bytes: 0 is out of range (1 to 1099511627776)" },
+        { "[run]\nclone-max-object-bytes = 1099511627777\n", 2, 26, "is out of range (1 to 1099511627776)" },
+        { "[run]\nclone-max-files = 100000001\n", 2, 19, "is out of range (1 to 100000000)" },
+        { "[run]\nclone-max-checkout-bytes = \"1G\"\n", 2, 28,
+          "[run] clone-max-checkout-bytes: expected an integer" },
+        { "[run]\nclone-max-memory = 67108863\n", 2, 20, "is out of range (67108864 to 1099511627776)" },
         { "[run]\nconfine = \"bwrap\"\n", 2, 11,
           "[run] confine: \"bwrap\" is not one of \"bubblewrap\", \"none\"" },
         { "[run]\nconfine = false\n", 2, 11, "[run] confine" },
