@@ -82,7 +82,8 @@ void libgit2_shutdownp(const int *init_count);
 #define _cleanup_libgit2_ _cleanup_(libgit2_shutdownp)
 
 /* Sets *reterr to "WHAT: MESSAGE", MESSAGE being libgit2's last error cut at its first line end, with
- * any other control byte replaced (a server's text can be part of it), and returns -EIO. */
+ * any other control byte replaced (a server's text can be part of it), and returns -EIO, or -ENOMEM where
+ * libgit2 ran out of memory (the clone's RLIMIT_DATA, [run] clone-max-memory). */
 int libgit2_error(AjError *reterr, const char *what_fmt, ...) _printf_(2, 3);
 
 /* A cleanup function for a libgit2 object type: type_freep(type **). */
