@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 
 #include "build-config.h"
 #include "macro.h"
+#include "parse.h"
 #include "proc.h"
 #include "spawn.h"
 #include "write-all.h"
@@ -202,16 +204,14 @@ int entered_collect(Entered *e, long long timeout_ms, char *out, size_t out_size
         return r < 0 ? r : status;
 }
 
-/* One call of proxy-log --from offset: its bytes to fd (or dropped), counted. The helper's status. */
-static int proxy_log_once(uint64_t offset, int fd, uint64_t max, uint64_t *count)
+/* One call of proxy-log --from FROM: its bytes to fd (or dropped), counted. The helper's status. */
+static int proxy_log_once(const char *from, int fd, uint64_t max, uint64_t *count)
 {
-        char from[32];
         int p[2];
         pid_t pid;
         char buf[65536];
         int r = 0;
 
-        (void)snprintf(from, sizeof(from), "%llu", (unsigned long long)offset);
         if (pipe2(p, O_CLOEXEC) < 0)
                 return -errno;
         pid = fork();
@@ -222,15 +222,9 @@ static int proxy_log_once(uint64_t offset, int fd, uint64_t max, uint64_t *count
                 return r;
         }
         if (pid == 0) {
-                char *argv[] = { (char *)SUDO_PATH,
-                                 (char *)"-n",
-                                 (char *)"--",
-                                 (char *)HELPER_PATH,
-                                 (char *)"helper",
-                                 (char *)"proxy-log",
-                                 (char *)"--from",
-                                 from,
-                                 NULL };
+                char *argv[] = { (char *)SUDO_PATH,   (char *)"-n",     (char *)"--",
+                                 (char *)HELPER_PATH, (char *)"helper", (char *)"proxy-log",
+                                 (char *)"--from",    (char *)from,     NULL };
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
                 if (null < 0 || dup2(null, 0) < 0 || dup2(p[1], 1) < 0 || dup2(null, 2) < 0)
@@ -260,13 +254,43 @@ static int proxy_log_once(uint64_t offset, int fd, uint64_t max, uint64_t *count
         }
 }
 
+int helper_proxy_log_end(uint64_t *ret_end)
+{
+        _cleanup_close_ int fd = memfd_create("proxy-log-end", MFD_CLOEXEC);
+        uint64_t count = 0;
+        char text[32];
+        ssize_t k;
+        int status;
+
+        if (fd < 0)
+                return -errno;
+        status = proxy_log_once("end", fd, sizeof(text) - 1, &count);
+        if (status < 0)
+                return status;
+        if (status == EXIT_LOG_NONE)
+                return -ENOENT;
+        if (status != 0)
+                return -EIO;
+        k = pread(fd, text, sizeof(text) - 1, 0);
+        if (k < 0)
+                return -errno;
+        /* One decimal line, whole: anything else is not the helper's answer. */
+        if ((uint64_t)k != count || k < 2 || text[k - 1] != '\n')
+                return -EBADMSG;
+        return parse_decimal(text, (size_t)k - 1, INT64_MAX, ret_end) < 0 ? -EBADMSG : 0;
+}
+
 int helper_proxy_log(uint64_t offset, int fd, uint64_t max, uint64_t *ret_bytes)
 {
         uint64_t count = 0;
 
         for (int calls = 0; calls < 1024; calls++) {
                 uint64_t before = count;
-                int status = proxy_log_once(offset + count, fd, max, &count);
+                char from[32];
+                int status;
+
+                (void)snprintf(from, sizeof(from), "%llu", (unsigned long long)(offset + count));
+                status = proxy_log_once(from, fd, max, &count);
 
                 if (status < 0)
                         return status;

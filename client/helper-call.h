@@ -35,6 +35,11 @@ int helper_kill_user(char *line, size_t size);
  * -ESTALE (truncated since offset), -EFBIG (over max: what fit was written), other -errno. */
 int helper_proxy_log(uint64_t offset, int fd, uint64_t max, uint64_t *ret_bytes);
 
+/* Where the egress proxy's log ends now (proxy-log --from end: its size, nothing of it read), the offset a
+ * later helper_proxy_log() starts at. 0, -ENOENT (no log), -EBADMSG (not the helper's answer), other
+ * -errno. */
+int helper_proxy_log_end(uint64_t *ret_end);
+
 /* How many live processes (any thread running) of uid or of its subordinate ranges /proc shows: the
  * runner's own view, not the helper's word. */
 int count_sandbox_processes(uid_t uid, const UidRange *ranges, size_t n_ranges, unsigned *ret_count);

@@ -159,7 +159,7 @@ int sandbox_exec_main(int argc, char **argv)
                 }
                 if (sig)
                         fprintf(stderr, "agentic-job sandbox exec: cancelled by signal %d: %s\n", sig, what);
-                else if (strncmp(what, "ended 0 ", 8) != 0 || strstr(what, "; removed "))
+                else if (strncmp(what, "ended 0 ", 8) != 0 || strstr(what, "; "))
                         fprintf(stderr, "agentic-job sandbox exec: the command left processes behind: %s\n",
                                 what);
         }

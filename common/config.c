@@ -685,6 +685,8 @@ static int parse_proxy(AjError *e, const Field *f, State *s)
         return parse_boolean(e, f, &s->config->egress_proxy);
 }
 
+static int parse_log_max_bytes(AjError *e, const Field *f, State *s);
+
 /* ---- [run] ---- */
 
 static int check_trusted_path(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
@@ -809,6 +811,12 @@ static int parse_clone_max_checkout_bytes(AjError *e, const Field *f, State *s)
         return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_clone_max_checkout_bytes);
 }
 
+static int parse_log_max_bytes(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, EGRESS_LOG_MAX_BYTES_MIN, EGRESS_LOG_MAX_BYTES_MAX,
+                             &s->config->egress_log_max_bytes);
+}
+
 static int parse_clone_max_memory(AjError *e, const Field *f, State *s)
 {
         return parse_bounded(e, f, RUN_CLONE_MAX_MEMORY_MIN, RUN_BYTES_MAX,
@@ -893,6 +901,7 @@ static const KeyDef check_keys[] = {
 
 static const KeyDef egress_keys[] = {
         { "proxy", parse_proxy },
+        { "log-max-bytes", parse_log_max_bytes },
 };
 
 typedef struct TableDef {
@@ -1115,6 +1124,7 @@ static Config *config_new(void)
         c->lock_runner = true;
         c->enter = ENTER_AUTO;
         c->egress_proxy = true;
+        c->egress_log_max_bytes = EGRESS_LOG_MAX_BYTES_DEFAULT;
         c->check_containers = true;
         c->sandbox_tasks_max = SANDBOX_TASKS_MAX_DEFAULT;
         c->run_timeout = RUN_TIMEOUT_DEFAULT;

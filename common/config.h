@@ -16,6 +16,11 @@
 #define SANDBOX_TASKS_MAX_MIN     64
 #define SANDBOX_TASKS_MAX_MAX     4194304 /* PID_MAX_LIMIT */
 
+/* [egress] log-max-bytes: the egress log's cap; a request whose line would pass it is refused. */
+#define EGRESS_LOG_MAX_BYTES_DEFAULT (1ULL << 30)
+#define EGRESS_LOG_MAX_BYTES_MIN     (1ULL << 20)
+#define EGRESS_LOG_MAX_BYTES_MAX     (1ULL << 40)
+
 /* [run]'s defaults and bounds. */
 #define RUN_TIMEOUT_DEFAULT         3600
 #define RUN_TIMEOUT_MAX             (7 * 24 * 3600)
@@ -75,7 +80,8 @@ typedef struct Config {
         size_t n_check_allow_tcp_ports;
 
         /* [egress] */
-        bool egress_proxy; /* proxy; default true */
+        bool egress_proxy;                       /* proxy; default true */
+        unsigned long long egress_log_max_bytes; /* log-max-bytes; default 1 GiB */
 
         /* [run] */
         char **run_trusted_paths;       /* trusted-paths; default [".agentic-job", ".claude", ".codex"]; each

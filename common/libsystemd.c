@@ -36,6 +36,7 @@ const Libsystemd *libsystemd(void)
         LOAD(bus_get_property_string, "sd_bus_get_property_string");
         LOAD(bus_message_new_method_call, "sd_bus_message_new_method_call");
         LOAD(bus_message_appendv, "sd_bus_message_appendv");
+        LOAD(bus_message_read, "sd_bus_message_read");
         LOAD(bus_call, "sd_bus_call");
         LOAD(bus_message_unref, "sd_bus_message_unref");
         LOAD(bus_error_free, "sd_bus_error_free");

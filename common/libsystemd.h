@@ -17,6 +17,7 @@ typedef struct Libsystemd {
         int (*bus_message_new_method_call)(sd_bus *bus, sd_bus_message **m, const char *destination,
                                            const char *path, const char *interface, const char *member);
         int (*bus_message_appendv)(sd_bus_message *m, const char *types, va_list ap);
+        int (*bus_message_read)(sd_bus_message *m, const char *types, ...);
         int (*bus_call)(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error,
                         sd_bus_message **reply);
         sd_bus_message *(*bus_message_unref)(sd_bus_message *m);

@@ -46,11 +46,13 @@ int helper_args_parse(int argc, char **argv, HelperArgs *ret, AjError *reterr)
         case OP_PROXY_LOG:
                 if (argc != 5 || strcmp(argv[3], "--from") != 0)
                         return aj_error(reterr, EINVAL, 0, 0, "usage: proxy-log --from N");
+                a.from_end = strcmp(argv[4], "end") == 0;
                 /* A byte offset: an off_t. */
-                if (parse_decimal(argv[4], strlen(argv[4]), INT64_MAX, &a.from) < 0)
-                        return aj_error(reterr, EINVAL, 0, 0,
-                                        "proxy-log: --from: '%.64s' is not a byte offset (0 to %lld)",
-                                        argv[4], (long long)INT64_MAX);
+                if (!a.from_end && parse_decimal(argv[4], strlen(argv[4]), INT64_MAX, &a.from) < 0)
+                        return aj_error(
+                                reterr, EINVAL, 0, 0,
+                                "proxy-log: --from: '%.64s' is not a byte offset (0 to %lld) or \"end\"",
+                                argv[4], (long long)INT64_MAX);
                 break;
         case OP_ENTER:
                 if (argc < 7 || strcmp(argv[3], "--chdir") != 0 || strcmp(argv[5], "--") != 0)

@@ -47,6 +47,7 @@ typedef struct HelperArgs {
         const char *chdir; /* enter */
         char **argv;       /* enter: NULL-terminated, at least one element */
         uint64_t from;     /* proxy-log */
+        bool from_end;     /* proxy-log --from end: the log's size, nothing of it read */
 } HelperArgs;
 
 /* Parses argv (argv[0] is the program). Returns 0, or -EINVAL with a message in *reterr. Pure: it only
@@ -94,6 +95,20 @@ int caller_watch_open(pid_t *ret_pid);
 
 _Noreturn void op_enter(const Helper *h);
 _Noreturn void op_kill_user(const Helper *h);
+
+/* kill-user's part with systemd (systemd-user.c), each a no-op where systemd does not run. Before the
+ * kills: lingering off, SIGKILL to user-UID.slice, logind's TerminateUser. */
+void systemd_user_stop(uid_t uid);
+/* After them: the next enter's session must be able to start. TerminateUser's stop jobs may still run
+ * (the user's manager and runtime directory, then the slice, stopped when nothing needs it); a session
+ * opened meanwhile cannot start its scope ("Transaction ... is destructive (user-UID.slice has 'stop' job
+ * queued)"), and pam_systemd goes on without it: the command runs in the transient service, whose end
+ * ends what it left, and without its user manager. Each enter also starts user-runtime-dir@UID.service
+ * and user@UID.service again, and systemd's start limit (5 in 10 s) fails a quick sixth the same way. So
+ * this waits, up to timeout_ns, until the slice is stopped (or gone), then resets the two services' start
+ * limits (ResetFailedUnit). 0, -ETIME if the slice still runs then, another -errno if systemd cannot be
+ * asked. */
+int systemd_user_settle(uid_t uid, long long timeout_ns);
 /* kill-user's last stage, once no process of uid lives: its entries in /dev/shm, /dev/mqueue, /tmp and
  * /var/tmp and its System V IPC objects removed, by a child that is uid and gid and nothing more.
  * *ret_removed counts them. 0; -ENOTEMPTY when some could not be removed (failure says which first);

@@ -10,7 +10,8 @@
  * live process of those uids (a process lives while any of its threads does: a main thread that called
  * pthread_exit() looks like a zombie) and no enter cgroup that still holds one: the scan alone is not
  * atomic, so it is the proof only after a kill(-1) that was.
- * Where systemd runs, logind and the user's slice are told first, so nothing restarts what was killed.
+ * Where systemd runs, logind and the user's slice are told first, so nothing restarts what was killed,
+ * and systemd is left, after, where the next enter's session can start (systemd-user.c).
  * Last, what the uid left in the shared temporary directories and its IPC objects go (remove-left.c).
  *
  * Every wait has a bound: a killer is the sandbox's uid, so the sandbox can stop it; one that has not
@@ -36,7 +37,6 @@
 
 #include "cgroup.h"
 #include "helper.h"
-#include "libsystemd.h"
 #include "macro.h"
 #include "proc.h"
 #include "subid.h"
@@ -44,6 +44,7 @@
 
 #define DEADLINE_NS    (10LL * 1000 * 1000 * 1000)
 #define KILLER_WAIT_NS (500LL * 1000 * 1000)
+#define SETTLE_NS      (5LL * 1000 * 1000 * 1000)
 #define MAX_UIDS       64
 #define PID_BITS       (4 * 1024 * 1024) /* PID_MAX_LIMIT */
 
@@ -166,59 +167,6 @@ static int kill_as(uid_t u, long long deadline)
         return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EPERM;
 }
 
-/* Calls method; a failure is audited, except gone_errno (0: none), which says the call found nothing left
- * to do: KillUnit fails with ENODEV when the slice's last processes end, and its cgroup goes, while it is
- * signalling them. */
-static void bus_call(const Libsystemd *sd, sd_bus *bus, int gone_errno, const char *dest, const char *path,
-                     const char *iface, const char *method, const char *types, ...)
-{
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        sd_bus_message *m = NULL, *reply = NULL;
-        int r;
-
-        r = sd->bus_message_new_method_call(bus, &m, dest, path, iface, method);
-        if (r >= 0) {
-                va_list ap;
-
-                va_start(ap, types);
-                r = sd->bus_message_appendv(m, types, ap);
-                va_end(ap);
-        }
-        if (r >= 0)
-                r = sd->bus_call(bus, m, 10 * 1000 * 1000, &error, &reply);
-        /* A user with no session, slice or linger is already where we want it; the loop below verifies. */
-        if (r < 0 && gone_errno != 0 && r == -gone_errno)
-                audit(LOG_INFO, "%s found nothing left to do (%s)", method, strerror(-r));
-        else if (r < 0)
-                audit(LOG_NOTICE, "%s: %s", method, error.message ? error.message : strerror(-r));
-        sd->bus_error_free(&error);
-        sd->bus_message_unref(m);
-        sd->bus_message_unref(reply);
-}
-
-static void stop_systemd_user(uid_t uid)
-{
-        char slice[64];
-        const Libsystemd *sd;
-        sd_bus *bus = NULL;
-
-        if (!systemd_running())
-                return;
-        sd = libsystemd();
-        if (!sd || sd->bus_open_system(&bus) < 0) {
-                audit(LOG_NOTICE, "systemd runs but its bus cannot be opened");
-                return;
-        }
-        (void)snprintf(slice, sizeof(slice), "user-%u.slice", (unsigned)uid);
-        bus_call(sd, bus, 0, "org.freedesktop.login1", "/org/freedesktop/login1",
-                 "org.freedesktop.login1.Manager", "SetUserLinger", "ubb", (uint32_t)uid, 0, 0);
-        bus_call(sd, bus, ENODEV, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                 "org.freedesktop.systemd1.Manager", "KillUnit", "ssi", slice, "all", SIGKILL);
-        bus_call(sd, bus, 0, "org.freedesktop.login1", "/org/freedesktop/login1",
-                 "org.freedesktop.login1.Manager", "TerminateUser", "u", (uint32_t)uid);
-        sd->bus_flush_close_unref(bus);
-}
-
 void op_kill_user(const Helper *h)
 {
         UidRange ranges[SUBID_MAX_RANGES + 1];
@@ -228,6 +176,7 @@ void op_kill_user(const Helper *h)
         long long start = now_ns(), deadline;
         unsigned rounds = 0, stopped_killers = 0, failed_killers = 0;
         unsigned long removed = 0;
+        const char *settle_note = "";
         char failure[320];
         int r;
 
@@ -258,8 +207,7 @@ void op_kill_user(const Helper *h)
         r = proc_for_each(scan_one, &s);
         if (r < 0)
                 die(EXIT_FAILED, "cannot scan /proc: %s", strerror(-r));
-        if (systemd_running())
-                stop_systemd_user(h->sandbox.pw_uid);
+        systemd_user_stop(h->sandbox.pw_uid);
         /* The scan above is work, not a wait, and the bus calls are bounded on their own: the deadline
          * bounds the rounds, every wait in them included. */
         deadline = now_ns() + DEADLINE_NS;
@@ -320,6 +268,13 @@ void op_kill_user(const Helper *h)
                 }
         }
         cgroup_enter_remove_all();
+        r = systemd_user_settle(h->sandbox.pw_uid, SETTLE_NS);
+        if (r == -ETIME)
+                settle_note = "; systemd still stops the user's slice after 5 s, which may end what a next "
+                              "enter starts";
+        if (r < 0)
+                audit(LOG_NOTICE, "the user's units: %s",
+                      r == -ETIME ? "user-UID.slice still runs after 5 s" : strerror(-r));
         /* Only now, with nothing of the uid alive to put them back: its files in the shared temporary
          * directories and its IPC objects, which hold memory that no process does. */
         r = remove_left(h->sandbox.pw_uid, h->sandbox.pw_gid, &removed, failure, sizeof(failure));
@@ -339,7 +294,7 @@ void op_kill_user(const Helper *h)
                 printf("; removed %lu files and IPC objects it left in /tmp, /var/tmp, /dev/shm, "
                        "/dev/mqueue",
                        removed);
-        putchar('\n');
+        printf("%s\n", settle_note);
         if (stopped_killers || failed_killers)
                 audit(LOG_NOTICE,
                       "the sandbox stopped %u killers (root ended them) and ended %u; a later round proved "

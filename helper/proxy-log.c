@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* proxy-log --from N: the egress proxy's log from byte N to its end as it was when opened, at most
- * PROXY_LOG_MAX_OUTPUT bytes a call (then status EXIT_PROXY_LOG_MORE: call again from N plus what came). The
+ * PROXY_LOG_MAX_OUTPUT bytes a call (then status EXIT_PROXY_LOG_MORE: call again from N plus what came);
+ * proxy-log --from end: the log's size, one decimal line, where a later --from starts after it. The
  * path is fixed; it is opened without following any link and without blocking on a FIFO, and read only if it
  * is a regular file of the proxy user. */
 #include <errno.h>
@@ -48,6 +49,13 @@ void op_proxy_log(const Helper *h)
         if (st.st_uid != pw->pw_uid)
                 die(EXIT_FAILED, "proxy-log: refused: %s is owned by uid %u, not %s", PROXY_LOG_PATH,
                     (unsigned)st.st_uid, PROXY_USER);
+        /* Where the next call should start: taken from the inode, so its cost does not grow with the log. */
+        if (h->args->from_end) {
+                if (printf("%lld\n", (long long)st.st_size) < 0 || fflush(stdout) != 0)
+                        die(EXIT_FAILED, "proxy-log: cannot write: %s", strerror(errno));
+                audit(LOG_INFO, "done: the log's end is %lld", (long long)st.st_size);
+                _exit(0);
+        }
         if ((uint64_t)st.st_size < from)
                 die(EXIT_PROXY_LOG_TRUNCATED,
                     "proxy-log: the log is %lld bytes, shorter than --from %llu: it was truncated or "

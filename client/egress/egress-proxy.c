@@ -393,9 +393,10 @@ static int local_destinations(char **ret, AjError *reterr)
 }
 
 /* squid.conf.in with its @NAME@s filled in. */
-static int render_config(const Tools *t, char **ret, AjError *reterr)
+static int render_config(const Tools *t, uint64_t log_max_bytes, char **ret, AjError *reterr)
 {
         _cleanup_free_ char *tmpl = NULL, *conf = NULL, *local = NULL;
+        char log_max[24];
         _cleanup_fclose_ FILE *f = NULL;
         size_t size = 0;
         int r;
@@ -403,6 +404,7 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
         r = local_destinations(&local, reterr);
         if (r < 0)
                 return r;
+        (void)snprintf(log_max, sizeof(log_max), "%llu", (unsigned long long)log_max_bytes);
         const struct {
                 const char *name, *value;
         } vars[] = {
@@ -416,6 +418,7 @@ static int render_config(const Tools *t, char **ret, AjError *reterr)
                 { "@SYSTEM_CA@", t->system_ca },
                 { "@LOCAL_DST@", local },
                 { "@PROXY_NAME@", EGRESS_PROXY_NAME },
+                { "@LOG_MAX@", log_max },
         };
 
         r = read_regular_nofollow(AT_FDCWD, EGRESS_SQUID_DATA_DIR "/squid.conf.in", PAGE_MAX, &tmpl, NULL);
@@ -478,12 +481,12 @@ static int snapshot_policy(const PolicyBytes *b, AjError *reterr)
         return 0;
 }
 
-static int write_config(const Tools *t, AjError *reterr)
+static int write_config(const Tools *t, uint64_t log_max_bytes, AjError *reterr)
 {
         _cleanup_free_ char *conf = NULL;
         int r;
 
-        r = render_config(t, &conf, reterr);
+        r = render_config(t, log_max_bytes, &conf, reterr);
         if (r < 0)
                 return r;
         r = write_file_atomic(EGRESS_SQUID_CONF, conf, strlen(conf), 0644);
@@ -1016,7 +1019,7 @@ int egress_proxy_check(const char *policy_path, bool owners_only, AjError *reter
         return r;
 }
 
-int egress_proxy_start(bool *ret_changed, AjError *reterr)
+int egress_proxy_start(uint64_t log_max_bytes, bool *ret_changed, AjError *reterr)
 {
         _cleanup_(tools_done) Tools t = { 0 };
         _cleanup_(policy_bytes_done) PolicyBytes bytes = {};
@@ -1075,7 +1078,7 @@ int egress_proxy_start(bool *ret_changed, AjError *reterr)
         if (r >= 0)
                 r = snapshot_policy(&bytes, reterr);
         if (r >= 0)
-                r = write_config(&t, reterr);
+                r = write_config(&t, log_max_bytes, reterr);
         if (r < 0)
                 return r;
 

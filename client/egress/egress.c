@@ -3,12 +3,33 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
+#include "config.h"
 #include "egress-proxy.h"
+#include "macro.h"
 
 #define EGRESS_EXIT_REFUSED 3 /* refused before any change */
 #define EGRESS_EXIT_FAILED  4 /* failed after a change (start), or could not stop */
+
+/* [egress] log-max-bytes of the configuration, where there is one; the default where there is none yet
+ * (egress start before setup). */
+static int log_max_bytes(uint64_t *ret, AjError *reterr)
+{
+        _cleanup_(config_freep) Config *config = NULL;
+        int r;
+
+        if (access(CONFIG_PATH, F_OK) < 0 && errno == ENOENT) {
+                *ret = EGRESS_LOG_MAX_BYTES_DEFAULT;
+                return 0;
+        }
+        r = config_load(CONFIG_PATH, &config, reterr);
+        if (r < 0)
+                return r;
+        *ret = config->egress_log_max_bytes;
+        return 0;
+}
 
 int egress_main(int argc, char **argv)
 {
@@ -24,7 +45,14 @@ int egress_main(int argc, char **argv)
                 return CLIENT_EXIT_USAGE;
         }
         if (strcmp(argv[0], "start") == 0) {
-                r = egress_proxy_start(&done, &e);
+                uint64_t log_max;
+
+                r = log_max_bytes(&log_max, &e);
+                if (r < 0) {
+                        fprintf(stderr, "agentic-job egress start: %s (nothing was changed)\n", e.message);
+                        return EGRESS_EXIT_REFUSED;
+                }
+                r = egress_proxy_start(log_max, &done, &e);
                 if (r < 0) {
                         fprintf(stderr, "agentic-job egress start: %s%s\n", e.message,
                                 done ? "" : " (nothing was changed)");

@@ -251,17 +251,25 @@ static void summary_markdown(const Summary *s, FILE *f)
         }
 }
 
+/* A file written whole or not at all: what failed part way (a full disk) is removed, so no reader parses
+ * a cut summary. */
 static int write_new(int dir_fd, const char *name, const char *data, size_t size)
 {
         _cleanup_close_ int fd =
                 openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int r;
 
         if (fd < 0)
                 return -errno;
-        return write_all(fd, data, size);
+        r = write_all(fd, data, size);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlinkat(dir_fd, name, 0);
+        return r;
 }
 
-int summary_write(const Summary *s, int dir_fd, FILE *md)
+int summary_write(const Summary *s, int dir_fd, FILE *md, int *ret_md_error)
 {
         json_t *o = summary_json(s);
         _cleanup_free_ char *text = NULL, *mdtext = NULL;
@@ -269,6 +277,7 @@ int summary_write(const Summary *s, int dir_fd, FILE *md)
         FILE *f;
         int r;
 
+        *ret_md_error = 0;
         if (!o)
                 return -ENOMEM;
         text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -281,12 +290,14 @@ int summary_write(const Summary *s, int dir_fd, FILE *md)
         summary_markdown(s, f);
         if (fclose(f) != 0)
                 return -ENOMEM;
+        /* Both or neither: summary.json alone would say a run was reported that was not. */
         r = write_new(dir_fd, "summary.json", text, strlen(text));
-        if (r >= 0)
+        if (r >= 0) {
                 r = write_new(dir_fd, "summary.md", mdtext, mdsize);
-        if (md) {
-                fwrite(mdtext, 1, mdsize, md);
-                fflush(md);
+                if (r < 0)
+                        (void)unlinkat(dir_fd, "summary.json", 0);
         }
+        if (md && (fwrite(mdtext, 1, mdsize, md) != mdsize || fflush(md) != 0))
+                *ret_md_error = errno > 0 ? -errno : -EIO;
         return r;
 }

@@ -59,5 +59,6 @@ int summary_add_export(Summary *s, const char *name, const char *outcome, uint64
 void summary_read_egress(Summary *s, const char *data, size_t size);
 void summary_done(Summary *s);
 
-/* Writes summary.json and summary.md (exclusive create) in dir_fd; the Markdown also to md (may be NULL). */
-int summary_write(const Summary *s, int dir_fd, FILE *md);
+/* Writes summary.json and summary.md (exclusive create) in dir_fd, both or neither; the Markdown also to md
+ * (may be NULL), whose failure goes to *ret_md_error (0 or -errno) and not to the return. */
+int summary_write(const Summary *s, int dir_fd, FILE *md, int *ret_md_error);

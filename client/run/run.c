@@ -94,11 +94,12 @@ typedef struct Run {
         UidRange ranges[SUBID_MAX_RANGES];
         size_t n_ranges;
         char *sandbox_home, *run_dir, *work_dir;
-        int out_fd;          /* the output directory */
-        uint64_t log_offset; /* of the egress log when the run began */
-        bool log_ok;
-        bool disposed; /* by the exporter, once its stream had ended */
-        bool ended;    /* the last end_sandbox() succeeded, and nothing has entered the sandbox user since */
+        int out_fd;           /* the output directory */
+        uint64_t log_offset;  /* of the egress log when the run began */
+        bool log_taken;       /* the offset was asked for: the sandbox was prepared */
+        int log_offset_error; /* 0, or -errno: why it could not be taken */
+        bool disposed;        /* by the exporter, once its stream had ended */
+        bool ended; /* the last end_sandbox() succeeded, and nothing has entered the sandbox user since */
         char ended_detail[SUMMARY_TEXT_MAX]; /* what it reported */
         char clone_bounds[5][24];            /* clone_args()'s numbers, decimal */
 } Run;
@@ -1248,7 +1249,8 @@ static void take_log_offset(Run *run)
 
         if (!run->config->egress_proxy)
                 return;
-        run->log_ok = helper_proxy_log(0, -EBADF, 0, &n) == 0;
+        run->log_taken = true;
+        run->log_offset_error = helper_proxy_log_end(&n);
         run->log_offset = n;
 }
 
@@ -1262,9 +1264,16 @@ static void phase_egress_log(Run *run)
         size_t size = 0;
         int r;
 
-        if (!run->config->egress_proxy || !run->log_ok)
+        if (!run->config->egress_proxy || !run->log_taken)
                 return;
         phase_start("egress-log");
+        /* Without its start, the log cannot be told apart from the earlier steps': said, not guessed. */
+        if (run->log_offset_error < 0) {
+                (void)snprintf(detail, sizeof(detail), "helper proxy-log --from end at the start: %s",
+                               strerror(-run->log_offset_error));
+                phase_end(run, "egress-log", t0, false, detail);
+                return;
+        }
         fd = openat(run->out_fd, RUN_EGRESS_NAME, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0) {
                 phase_end(run, "egress-log", t0, false, strerror(errno));
@@ -1694,13 +1703,21 @@ int run_main(int argc, char **argv)
                         if (fd >= 0 && !(md = fdopen(fd, "a")))
                                 close(fd);
                 }
-                r = summary_write(&run.summary, run.out_fd, md);
+                int md_error = 0;
+
+                r = summary_write(&run.summary, run.out_fd, md, &md_error);
+                if (md_error < 0)
+                        say("cannot append the summary to $GITHUB_STEP_SUMMARY: %s", strerror(-md_error));
                 if (r < 0) {
                         say("cannot write the summary in %s: %s", run.plan.out_dir, strerror(-r));
                         status = worse(status, RUN_EXIT_CLEANUP);
                 }
         }
-        say("%s (exit %d); summary in %s/summary.md", result_word(status, run.cancel_signal != 0), status,
-            run.plan.out_dir);
+        /* Where the summary could not be written, the last line points at no file. */
+        if (r < 0)
+                say("%s (exit %d); no summary", result_word(status, run.cancel_signal != 0), status);
+        else
+                say("%s (exit %d); summary in %s/summary.md", result_word(status, run.cancel_signal != 0),
+                    status, run.plan.out_dir);
         return status;
 }

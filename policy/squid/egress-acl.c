@@ -5,7 +5,7 @@
  * The policy and the threat list are read once, at start. Anything it cannot read or parse is refused;
  * if it cannot start, squid has no helper, and squid refuses what it cannot ask about.
  *
- * usage: agentic-job-egress-acl [--policy FILE] [--threats FILE] [--log FILE] */
+ * usage: agentic-job-egress-acl [--policy FILE] [--threats FILE] [--log FILE] [--log-max BYTES] */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -15,8 +15,11 @@
 #include <unistd.h>
 
 #include "acl-line.h"
+#include "acl-log.h"
+#include "config.h"
 #include "egress-policy.h"
 #include "macro.h"
+#include "parse.h"
 #include "write-all.h"
 
 #define ACCESS_LOG "/var/log/egress-proxy/access.jsonl"
@@ -41,7 +44,9 @@ int main(int argc, char **argv)
         _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
         _cleanup_close_ int log_fd = -EBADF;
         const char *policy_path = EGRESS_POLICY_PATH, *threats_path = EGRESS_THREATS_PATH,
-                   *log_path = ACCESS_LOG;
+                   *log_path = ACCESS_LOG, *log_max_text = NULL;
+        uint64_t log_max = EGRESS_LOG_MAX_BYTES_DEFAULT;
+        bool said_full = false;
         AjError e = { 0 };
         struct stat st;
         int r;
@@ -50,13 +55,18 @@ int main(int argc, char **argv)
                 const char **slot = strcmp(argv[i], "--policy") == 0    ? &policy_path
                                     : strcmp(argv[i], "--threats") == 0 ? &threats_path
                                     : strcmp(argv[i], "--log") == 0     ? &log_path
+                                    : strcmp(argv[i], "--log-max") == 0 ? &log_max_text
                                                                         : NULL;
                 if (!slot || i + 1 >= argc)
                         return fail("usage: agentic-job-egress-acl [--policy FILE] [--threats FILE] "
-                                    "[--log FILE]; not understood: %s",
+                                    "[--log FILE] [--log-max BYTES]; not understood: %s",
                                     argv[i]);
                 *slot = argv[i + 1];
         }
+        if (log_max_text &&
+            parse_decimal(log_max_text, strlen(log_max_text), EGRESS_LOG_MAX_BYTES_MAX, &log_max) < 0)
+                return fail("--log-max: '%.64s' is not a number of bytes (0 to %llu)", log_max_text,
+                            (unsigned long long)EGRESS_LOG_MAX_BYTES_MAX);
 
         if (egress_policy_load(policy_path, &policy, &e) < 0)
                 return fail("%s", e.message);
@@ -93,8 +103,17 @@ int main(int argc, char **argv)
 
                 if (acl_handle_line(policy, threats, line, n, truncated, &o) < 0)
                         return fail("out of memory");
-                /* The log comes first: a request that cannot be logged is refused. */
-                answer = write_all(log_fd, o.log, strlen(o.log)) < 0 ? o.unlogged : o.answer;
+                /* The log comes first: a request that cannot be logged is refused, a full log's too. */
+                r = acl_log_append(log_fd, o.log, strlen(o.log), log_max);
+                if (r == -EFBIG && !said_full) {
+                        fprintf(stderr,
+                                "agentic-job-egress-acl: %s has reached [egress] log-max-bytes (%llu "
+                                "bytes): "
+                                "every request that would be logged is refused\n",
+                                log_path, (unsigned long long)log_max);
+                        said_full = true;
+                }
+                answer = r < 0 ? o.unlogged : o.answer;
                 r = write_all(STDOUT_FILENO, answer, strlen(answer));
                 acl_outcome_done(&o);
                 if (r < 0)

@@ -148,6 +148,10 @@ install -m 0644 "$src/tests/policy/policy.toml" "$POLICY_DIR/policy/policy.toml"
 printf 'good.example\nnot a host\n' >"$POLICY_DIR/denylist.txt"
 refused "an invalid threat list" "$POLICY_DIR/denylist.txt" "$CLIENT" egress start
 install -m 0644 "$src/tests/policy/threats.txt" "$POLICY_DIR/denylist.txt"
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = false
+log-max-bytes = 5}"
+refused "a log cap under 1 MiB in the configuration" "[egress] log-max-bytes" "$CLIENT" egress start
+write_config <<<"$BASE_CONFIG"
 socat TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr,fork EXEC:/bin/true 2>/dev/null &
 squatter=$!
 for _ in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.1; done
@@ -656,6 +660,66 @@ t1=$(now_ms)
 expect_eq "every case of the corpus agrees ($n_cases cases, $((t1 - t0)) ms)" "$n_cases" "$n_agree"
 echo "# of them, refused by squid before the policy: $n_squid; with the IPv4-mapped address named as IPv4: $n_mapped"
 [ "$n_cases" -ge 60 ] && pass "the corpus has $n_cases cases" || fail "the corpus has only $n_cases cases"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the proxy held open: 3000 connections with half-sent requests, from the sandbox"
+squid_fds() { ls "/proc/$(cat "$STATE/squid.pid")/fd" | wc -l; }
+fds0=$(squid_fds)
+rm -f "$SB_HOME/held"
+sbx bash -c 'trap "" PIPE; ulimit -n 4096 || exit 3; n=0
+        for i in $(seq 3000); do
+                exec {fd}<>/dev/tcp/127.0.0.1/3128 || break
+                printf "GET http://www.fake.test/e2e/held HTTP/1.1\r\nHost: www.fake.test\r\n" >&$fd
+                n=$((n + 1))
+        done
+        echo "$n" >held; exec sleep 600' </dev/null >/dev/null 2>&1 &
+for _ in $(seq 600); do [ -s "$SB_HOME/held" ] && break; sleep 0.1; done
+sleep 1
+fds1=$(squid_fds)
+echo "# the sandbox opened $(cat "$SB_HOME/held" 2>/dev/null) connections; squid has $fds1 descriptors (before: $fds0)"
+expect_eq "the holder opened its 3000 connections" 3000 "$(cat "$SB_HOME/held" 2>/dev/null)"
+if [ "$fds1" -le $((fds0 + 2048 + 64)) ]; then
+        pass "squid holds at most 2048 of them ($((fds1 - fds0)) descriptors more)"
+else
+        fail "squid holds $((fds1 - fds0)) descriptors more than before, past 2048"
+fi
+t0=$(now_ms)
+for _ in $(seq 45); do
+        out=$(sbx curl -sS --max-time 5 'https://www.fake.test/e2e/read?after=held' 2>&1) && break
+        sleep 2
+done
+expect_contains "within 90 s squid closed the half-sent requests: a request gets through again ($(($(now_ms) - t0)) ms)" \
+        '"path": "/e2e/read?after=held"' "$out"
+expect_eq "... while the holder still runs" 1 "$(pgrep -u "$SB_UID" -fxc 'sleep 600')"
+run helper kill-user
+expect_eq "the holder ended" "0:0" "$status:$(pgrep -u "$SB_UID" -fxc 'sleep 600')"
+rm -f "$SB_HOME/held"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the egress log's cap: [egress] log-max-bytes = 1 MiB, the log filled to 100 bytes under it"
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = true
+log-max-bytes = 1048576}"
+run "$CLIENT" egress stop
+run start_proxy
+expect_eq "egress start with log-max-bytes = 1048576" "0:egress proxy listening on 127.0.0.1:3128" "$status:$out"
+expect_contains "squid's helper is told the cap" "--log $LOG_DIR/access.jsonl --log-max 1048576" "$(grep '^external_acl_type' "$PUB/squid.conf")"
+: >"$LOG_DIR/access.jsonl"
+head -c $((1048576 - 100)) /dev/zero | tr '\0' 'x' >>"$LOG_DIR/access.jsonl"
+out=$(sbx "${C[@]}" 'https://www.fake.test/e2e/read?after=full' 2>&1)
+expect_contains "a read with the log full: refused" "X-Egress-Denied: the egress log could not be written" "$out"
+expect_not_arrived "... and it never arrived" "/e2e/read?after=full"
+# The CONNECT's short line may still fit in the 100 bytes; the request's own does not.
+size=$(log_size)
+if [ "$size" -le 1048576 ]; then pass "the log did not pass the cap ($size bytes)"; else fail "the log passed the cap: $size bytes"; fi
+expect_lacks "... and the refused read is not in it" '"path":"/e2e/read"' "$(tail -c +1048477 "$LOG_DIR/access.jsonl")"
+expect_contains "the helper said why, once, in squid's cache.log" \
+        "has reached [egress] log-max-bytes (1048576 bytes): every request that would be logged is refused" \
+        "$(cat "$LOG_DIR/cache.log")"
+: >"$LOG_DIR/access.jsonl"
+out=$(sbx curl -sS --max-time 20 'https://www.fake.test/e2e/read?after=emptied' 2>&1)
+expect_contains "the log emptied: a read gets through again" '"path": "/e2e/read?after=emptied"' "$out"
+expect_contains "... and is logged (the control of the line looked for above)" '"path":"/e2e/read"' "$(cat "$LOG_DIR/access.jsonl")"
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = true}"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# stop"

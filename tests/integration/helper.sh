@@ -364,6 +364,8 @@ out=$(helper proxy-log --from "$n1" | od -An -c)
 expect_eq "proxy-log --from N: exactly the bytes after N" "$(tail -c +$((n1 + 1)) "$LOG" | od -An -c)" "$out"
 run helper proxy-log --from "$(stat -c %s "$LOG")"
 expect_eq "proxy-log --from the end: nothing, success" "0:" "$status:$out"
+run helper proxy-log --from end
+expect_eq "proxy-log --from end: the log's size, read from its inode" "0:$(stat -c %s "$LOG")" "$status:$out"
 # A log larger than one call's cap: 64 MiB and status 5, then the rest from there.
 truncate -s $((64 * 1024 * 1024 + 1000)) "$LOG"
 n=$(helper proxy-log --from 0 | wc -c; echo "status ${PIPESTATUS[0]}")

@@ -166,4 +166,27 @@ expect_contains "... cut there" "passed [run] clone-max-bytes (100000 bytes): cu
 expect_eq "no thread of the sandbox user is left" 0 "$(threads_left)"
 write_config <<<"$BASE_CONFIG"
 
+# A full disk where the outputs go (a tmpfs of 1 MiB, filled): whatever could not be written is said, no
+# summary is left cut, and the last line points at no file that is not there.
+echo "# the output directory on a full disk"
+full=$(mktemp -d "$RUNNER_HOME/run-full.XXXXXX")
+on_exit "rmdir $full"
+if mount -t tmpfs -o size=1m,mode=0755 ajt-full "$full"; then
+        on_exit "umount $full"
+        chown "$RUNNER" "$full"
+        head -c 2M /dev/zero >"$full/fill" 2>/dev/null
+        out=$(runuser -u "$RUNNER" -- env -i PATH=/usr/bin:/bin HOME="$RUNNER_HOME" "$CLIENT" run --repo "$repo" \
+                --commit "$commit" --base main --task "$task" --out "$full/out" --output out/result.txt \
+                -- "$agent" </dev/null 2>&1)
+        status=$?
+        sed 's/^/# | /' <<<"$(tail -n 4 <<<"$out")"
+        expect_eq "a full disk: the run failed in its cleanup (status 2)" 2 "$status"
+        expect_contains "... it says the summary could not be written" "cannot write the summary in $full/out: No space left on device" "$out"
+        expect_contains "... and its last line points at no summary" "(exit 2); no summary" "$(tail -n 1 <<<"$out")"
+        expect_eq "... no summary.json or summary.md is left, cut or whole" "" "$(ls "$full/out" | grep summary)"
+        expect_eq "... no thread of the sandbox user is left" 0 "$(threads_left)"
+else
+        fail "cannot mount a tmpfs for the full disk"
+fi
+
 finish

@@ -46,6 +46,7 @@ static void assert_defaults(const Config *c)
         assert_strv(c->env, NULL, 0);
         ck_assert_int_eq(c->enter, ENTER_AUTO);
         ck_assert(c->egress_proxy);
+        ck_assert_uint_eq(c->egress_log_max_bytes, 1ULL << 30);
         ck_assert(!c->user_manager);
         ck_assert_str_eq(c->check_control_url, "https://github.com/");
         ck_assert_str_eq(c->check_fetch_repo, "https://github.com/bootc-dev/bootc");
@@ -263,12 +264,14 @@ END_TEST
 START_TEST(test_inline_sections)
 {
         /* Tables written inline are tables too. */
-        _cleanup_(config_freep) Config *c = parse_ok("sandbox = { user = \"x_y\", groups = [] }\n"
-                                                     "egress = { proxy = false }\n");
+        _cleanup_(config_freep) Config *c =
+                parse_ok("sandbox = { user = \"x_y\", groups = [] }\n"
+                         "egress = { proxy = false, log-max-bytes = 1048576 }\n");
 
         ck_assert_str_eq(c->sandbox_user, "x_y");
         assert_strv(c->sandbox_groups, NULL, 0);
         ck_assert(!c->egress_proxy);
+        ck_assert_uint_eq(c->egress_log_max_bytes, 1048576);
 }
 END_TEST
 
@@ -549,6 +552,8 @@ static const Refusal refusals[] = {
         { "[run]\nclone-max-checkout-bytes = \"1G\"\n", 2, 28,
           "[run] clone-max-checkout-bytes: expected an integer" },
         { "[run]\nclone-max-memory = 67108863\n", 2, 20, "is out of range (67108864 to 1099511627776)" },
+        { "[egress]\nlog-max-bytes = 1048575\n", 2, 17, "is out of range (1048576 to 1099511627776)" },
+        { "[egress]\nlog-max-bytes = 1099511627777\n", 2, 17, "is out of range (1048576 to 1099511627776)" },
         { "[run]\nconfine = \"bwrap\"\n", 2, 11,
           "[run] confine: \"bwrap\" is not one of \"bubblewrap\", \"none\"" },
         { "[run]\nconfine = false\n", 2, 11, "[run] confine" },

@@ -5,12 +5,16 @@
 
 #include "check-run.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "acl-line.h"
+#include "acl-log.h"
 #include "macro.h"
 
 static const char policy_text[] = "[[write]]\n"
@@ -622,6 +626,32 @@ START_TEST(test_handle_malformed)
 }
 END_TEST
 
+/* The cap: lines up to exactly max bytes are written, the one that would pass it is not (nor anything
+ * after it, even a shorter one: the log is full), an empty line is nothing to write, and a log already past
+ * the cap (another helper's last line) takes nothing more. */
+START_TEST(test_log_cap)
+{
+        char path[] = "/tmp/test-egress-acl-log.XXXXXX";
+        int fd = mkstemp(path);
+        struct stat st;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(unlink(path), 0);
+        ck_assert_int_ge(fcntl(fd, F_SETFL, O_APPEND), 0);
+        ck_assert_int_eq(acl_log_append(fd, "12345\n", 6, 10), 0);
+        ck_assert_int_eq(acl_log_append(fd, "1234\n", 5, 10), -EFBIG);
+        ck_assert_int_eq(acl_log_append(fd, "123\n", 4, 10), 0);
+        ck_assert_int_eq(acl_log_append(fd, "", 0, 10), 0);
+        ck_assert_int_eq(acl_log_append(fd, "\n", 1, 10), -EFBIG);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        ck_assert_int_eq(st.st_size, 10);
+        ck_assert_int_eq(acl_log_append(fd, "1\n", 2, 8), -EFBIG);
+        ck_assert_int_eq(fstat(fd, &st), 0);
+        ck_assert_int_eq(st.st_size, 10);
+        close(fd);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("egress-acl");
@@ -648,6 +678,10 @@ int main(void)
         tcase_add_test(tc, test_handle_schemes);
         tcase_add_test(tc, test_handle_encoded_controls);
         tcase_add_test(tc, test_handle_policy_first);
+        suite_add_tcase(s, tc);
+
+        tc = tcase_create("acl_log_append");
+        tcase_add_test(tc, test_log_cap);
         suite_add_tcase(s, tc);
 
         return check_run(s);

@@ -22,6 +22,7 @@ typedef struct ArgsCase {
         const char *chdir;          /* enter */
         unsigned n_command;         /* enter: the words after "--" */
         uint64_t from;              /* proxy-log */
+        bool from_end;              /* proxy-log --from end */
         const char *message;        /* when refused: a substring of the message */
 } ArgsCase;
 
@@ -31,6 +32,7 @@ typedef struct ArgsCase {
 #define OK_PING        .r = 0, .op = OP_PING
 #define OK_KILL        .r = 0, .op = OP_KILL_USER
 #define OK_FROM(n)     .r = 0, .op = OP_PROXY_LOG, .from = (n)
+#define OK_FROM_END    .r = 0, .op = OP_PROXY_LOG, .from_end = true
 #define OK_ENTER(d, n) .r = 0, .op = OP_ENTER, .chdir = (d), .n_command = (n)
 #define BAD(m)         .r = -EINVAL, .message = (m)
 
@@ -52,6 +54,7 @@ static const ArgsCase cases[] = {
         { { H, "proxy-log", "--from", "10", NULL }, OK_FROM(10) },
         { { H, "proxy-log", "--from", "123456789012", NULL }, OK_FROM(123456789012ull) },
         { { H, "proxy-log", "--from", "9223372036854775807", NULL }, OK_FROM(INT64_MAX) },
+        { { H, "proxy-log", "--from", "end", NULL }, OK_FROM_END },
         { { H, "enter", "--chdir", "/home/sb", "--", "true", NULL }, OK_ENTER("/home/sb", 1) },
         { { H, "enter", "--chdir", "/home/sb/w", "--", "sh", "-c", "echo hi", NULL },
           OK_ENTER("/home/sb/w", 3) },
@@ -115,6 +118,10 @@ static const ArgsCase cases[] = {
         { { H, "proxy-log", "--from", "18446744073709551616", NULL }, BAD(NOT_OFFSET) }, /* 2^64 */
         { { H, "proxy-log", "--from", "92233720368547758070", NULL }, BAD(NOT_OFFSET) }, /* (2^63-1)*10 */
         { { H, "proxy-log", "--from", "99999999999999999999999", NULL }, BAD(NOT_OFFSET) },
+        { { H, "proxy-log", "--from", "End", NULL }, BAD(NOT_OFFSET) },
+        { { H, "proxy-log", "--from", "end ", NULL }, BAD(NOT_OFFSET) },
+        { { H, "proxy-log", "--from", "ends", NULL }, BAD(NOT_OFFSET) },
+        { { H, "proxy-log", "--from", "end", "5", NULL }, BAD(LOG_USAGE) },
         /* enter. */
         { { H, "enter", NULL }, BAD(ENTER_USAGE) },
         { { H, "enter", "--chdir", "/home/sb", NULL }, BAD(ENTER_USAGE) },
@@ -183,6 +190,8 @@ START_TEST(test_args_table)
         case OP_PROXY_LOG:
                 ck_assert_msg(a.from == c->from, "%s: from %llu, expected %llu", what,
                               (unsigned long long)a.from, (unsigned long long)c->from);
+                ck_assert_msg(a.from_end == c->from_end, "%s: from_end %d, expected %d", what, a.from_end,
+                              c->from_end);
                 break;
         case OP_ENTER:
                 ck_assert_str_eq(a.chdir, c->chdir);

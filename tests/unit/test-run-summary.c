@@ -9,6 +9,7 @@
 #include <check.h>
 
 #include "check-run.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,7 +164,10 @@ static char *markdown_of(Summary *s)
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ck_assert_int_ge(fd, 0);
         ck_assert_ptr_nonnull(f);
-        ck_assert_int_eq(summary_write(s, fd, f), 0);
+        int md_error = 1;
+
+        ck_assert_int_eq(summary_write(s, fd, f, &md_error), 0);
+        ck_assert_int_eq(md_error, 0);
         ck_assert_int_eq(fclose(f), 0);
         ck_assert_int_eq(unlinkat(fd, "summary.json", 0), 0);
         ck_assert_int_eq(unlinkat(fd, "summary.md", 0), 0);
@@ -223,6 +227,32 @@ START_TEST(test_exact)
 }
 END_TEST
 
+/* A summary that cannot be written whole is not there at all (summary.md cannot be made: summary.json,
+ * made first, goes too), and the step summary's failure (a full disk: /dev/full) is its own. */
+START_TEST(test_write_failure)
+{
+        Summary s = { .plan = &plan, .result = "succeeded", .confine = "bubblewrap", .profile = "command" };
+        char dir[] = "/tmp/test-run-summary.XXXXXX";
+        FILE *full = fopen("/dev/full", "w");
+        int fd, md_error = 0;
+
+        ck_assert_ptr_nonnull(full);
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(mkdirat(fd, "summary.md", 0700), 0);
+        ck_assert_int_eq(summary_write(&s, fd, full, &md_error), -EEXIST);
+        ck_assert_int_eq(md_error, -ENOSPC);
+        ck_assert_int_eq(faccessat(fd, "summary.json", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+        ck_assert_int_eq(errno, ENOENT);
+        ck_assert_int_eq(unlinkat(fd, "summary.md", AT_REMOVEDIR), 0);
+        (void)fclose(full);
+        close(fd);
+        ck_assert_int_eq(rmdir(dir), 0);
+        summary_done(&s);
+}
+END_TEST
+
 static Suite *summary_suite(void)
 {
         Suite *s = suite_create("run-summary");
@@ -230,6 +260,7 @@ static Suite *summary_suite(void)
 
         tcase_add_loop_test(t, test_hostile_fields, 0, (int)ELEMENTSOF(hostile));
         tcase_add_test(t, test_exact);
+        tcase_add_test(t, test_write_failure);
         suite_add_tcase(s, t);
         return s;
 }
