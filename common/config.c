@@ -293,6 +293,12 @@ static int parse_boolean(AjError *e, const Field *f, bool *target)
 /* Checks one element of a list; returns 0 or an error. */
 typedef int (*ElementCheck)(AjError *e, const Field *f, const TomlValue *item, char *const *earlier);
 
+static int list_too_long(AjError *e, const Field *f, size_t n)
+{
+        return field_error(e, f, value_place(f->value), "%zu entries, more than the %d a list may hold", n,
+                           CONFIG_LIST_MAX);
+}
+
 static int parse_string_list(AjError *e, const Field *f, ElementCheck check, char ***target)
 {
         _cleanup_strv_free_ char **v = NULL;
@@ -303,6 +309,8 @@ static int parse_string_list(AjError *e, const Field *f, ElementCheck check, cha
                                    toml_type_description(toml_type(f->value)));
 
         n = toml_array_length(f->value);
+        if (n > CONFIG_LIST_MAX)
+                return list_too_long(e, f, n);
         v = calloc(n + 1, sizeof(char *));
         if (!v)
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");
@@ -656,6 +664,8 @@ static int parse_allow_tcp_ports(AjError *e, const Field *f, State *s)
                 return field_error(e, f, value_place(f->value), "expected an array of ports, found %s",
                                    toml_type_description(toml_type(f->value)));
         n = toml_array_length(f->value);
+        if (n > CONFIG_LIST_MAX)
+                return list_too_long(e, f, n);
         v = calloc(n + 1, sizeof(unsigned));
         if (!v)
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");

@@ -11,6 +11,12 @@
 #define CONFIG_PATH     "/etc/agentic-job/config.toml"
 #define CONFIG_MAX_SIZE (256 * 1024)
 
+/* Every list of the configuration (groups, private-dirs, stop-services, allow-sockets, allow-tcp-ports,
+ * trusted-paths, [run] env) holds at most this many entries: a longer one is refused at load, never cut,
+ * so that what setup accepts, every later command (the check's sandbox side above all, whose argument
+ * lists are bounded) takes whole. */
+#define CONFIG_LIST_MAX 64
+
 /* [sandbox] tasks-max: RLIMIT_NPROC of every enter. */
 #define SANDBOX_TASKS_MAX_DEFAULT 8192
 #define SANDBOX_TASKS_MAX_MIN     64

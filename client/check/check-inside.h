@@ -7,12 +7,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "config.h"
 #include "egress-plan.h"
 #include "egress-policy.h"
 #include "environ-scan.h"
 #include "error.h"
 
-#define INSIDE_MAX_LIST 64
+/* Each list the sandbox side takes: one of the configuration's whole (config.c refuses a longer one), and
+ * one more for --private, whose first entry is the runner's home. */
+#define INSIDE_MAX_LIST (CONFIG_LIST_MAX + 1)
 
 typedef enum InsidePost {
         INSIDE_POST_NONE,     /* no proxy */

@@ -4,6 +4,7 @@
  * the probes aim at (listeners, sockets, a decoy process), makes its own controls, ends every process of
  * the sandbox user (helper kill-user), then runs the sandbox side of every probe in one `helper enter` of
  * this binary and reads its results strictly (check-line.h). */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -572,7 +573,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                 argv[k++] = (char *)"--private";
                 argv[k++] = dirs[i];
         }
-        for (size_t i = 0; i < c->n_check_allow_tcp_ports && i < INSIDE_MAX_LIST; i++) {
+        assert(c->n_check_allow_tcp_ports <= CONFIG_LIST_MAX); /* config.c's bound, within ports[] */
+        for (size_t i = 0; i < c->n_check_allow_tcp_ports; i++) {
                 (void)snprintf(ports[i], sizeof(ports[i]), "%u", c->check_allow_tcp_ports[i]);
                 argv[k++] = (char *)"--allow-tcp";
                 argv[k++] = ports[i];

@@ -390,6 +390,55 @@ START_TEST(test_unit_rule)
 }
 END_TEST
 
+/* Every list holds CONFIG_LIST_MAX entries and is refused whole with one more, never cut: what the load
+ * accepts, the check's sandbox side takes whole (it once dropped the 65th allowed port). */
+static const struct {
+        const char *table, *key, *before, *after; /* entry k is before, k, after */
+} lists[] = {
+        { "sandbox", "groups", "\"g", "\"" },
+        { "sandbox", "private-dirs", "\"/srv/d", "\"" },
+        { "sandbox", "stop-services", "\"u", ".service\"" },
+        { "sandbox.check", "allow-sockets", "\"/run/s", "\"" },
+        { "sandbox.check", "allow-tcp-ports", "", "" },
+        { "run", "trusted-paths", "\"t", "\"" },
+        { "run", "env", "\"V", "\"" },
+};
+
+static char *list_config(size_t i, int n)
+{
+        char *s = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&s, &size);
+
+        ck_assert_ptr_nonnull(f);
+        fprintf(f, "[%s]\n%s = [", lists[i].table, lists[i].key);
+        for (int k = 1; k <= n; k++)
+                fprintf(f, "%s%s%d%s", k > 1 ? ", " : "", lists[i].before, k, lists[i].after);
+        fprintf(f, "]\n");
+        ck_assert_int_eq(fclose(f), 0);
+        return s;
+}
+
+START_TEST(test_list_bounds)
+{
+        for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+                _cleanup_free_ char *full = list_config(i, CONFIG_LIST_MAX);
+                _cleanup_free_ char *over = list_config(i, CONFIG_LIST_MAX + 1);
+                char where[64];
+                Config *c = parse_ok(full), *d = NULL;
+                AjError e = {};
+
+                config_free(c);
+                ck_assert_msg(config_parse(over, strlen(over), &d, &e) == -EINVAL, "%s: %d entries accepted",
+                              lists[i].key, CONFIG_LIST_MAX + 1);
+                ck_assert_ptr_null(d);
+                (void)snprintf(where, sizeof(where), "[%s] %s: ", lists[i].table, lists[i].key);
+                ck_assert_msg(strncmp(e.message, where, strlen(where)) == 0, "%s", e.message);
+                ck_assert_msg(strstr(e.message, "more than") && !strchr(e.message, '\n'), "%s", e.message);
+        }
+}
+END_TEST
+
 START_TEST(test_too_large)
 {
         size_t size = CONFIG_MAX_SIZE + 1;
@@ -746,6 +795,7 @@ static Suite *config_suite(void)
         tcase_add_test(accepted, test_every_key);
         tcase_add_test(accepted, test_env_table);
         tcase_add_test(accepted, test_empty_lists);
+        tcase_add_test(accepted, test_list_bounds);
         tcase_add_test(accepted, test_enter_values);
         tcase_add_test(accepted, test_inline_sections);
         tcase_add_test(accepted, test_check_table);
