@@ -33,6 +33,8 @@ static int parse(const char *const *words, RunPlan *ret, AjError *e)
 
         for (; words[argc - 1]; argc++)
                 argv[argc] = (char *)words[argc - 1];
+        /* Terminated as a real argv is: without CK_FORK a longer word list of an earlier test is left. */
+        argv[argc] = NULL;
         return run_plan_parse(argc, argv, c, ret, e);
 }
 
