@@ -52,6 +52,12 @@ start=$(date +%s)
 if ! (cd "$tree" && dpkg-buildpackage -us -uc -b) </dev/null >"$work/build.log" 2>&1; then
         grep -A8 -E '^not ok' "$work/build.log" | sed 's/^/# build: /'
         tail -n 40 "$work/build.log" | sed 's/^/# build: /'
+        # The log of each failing test (dh_auto_test runs meson test without --print-errorlogs).
+        for log in "$tree"/obj-*/meson-logs/testlog.txt; do
+                [ -f "$log" ] || continue
+                awk -v RS='\n=+\n' '/\nresult: +(exit status [1-9]|killed|timeout)/' "$log" | head -n 120 |
+                        sed 's/^/# testlog: /'
+        done
         echo "Bail out! dpkg-buildpackage failed"
         exit 1
 fi
