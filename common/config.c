@@ -781,6 +781,11 @@ static int parse_tasks_max(AjError *e, const Field *f, State *s)
                              &s->config->sandbox_tasks_max);
 }
 
+static int parse_memory_max_percent(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, 1, 100, &s->config->sandbox_memory_max_percent);
+}
+
 static int parse_run_timeout(AjError *e, const Field *f, State *s)
 {
         return parse_bounded(e, f, 1, RUN_TIMEOUT_MAX, &s->config->run_timeout);
@@ -899,6 +904,7 @@ static const KeyDef sandbox_keys[] = {
         { "enter", parse_enter },
         { "user-manager", parse_user_manager },
         { "tasks-max", parse_tasks_max },
+        { "memory-max-percent", parse_memory_max_percent },
         { "check", parse_check },
 };
 
@@ -1137,6 +1143,7 @@ static Config *config_new(void)
         c->egress_log_max_bytes = EGRESS_LOG_MAX_BYTES_DEFAULT;
         c->check_containers = true;
         c->sandbox_tasks_max = SANDBOX_TASKS_MAX_DEFAULT;
+        c->sandbox_memory_max_percent = SANDBOX_MEMORY_MAX_PERCENT_DEFAULT;
         c->run_timeout = RUN_TIMEOUT_DEFAULT;
         c->run_max_file_bytes = RUN_MAX_FILE_BYTES_DEFAULT;
         c->run_max_total_bytes = RUN_MAX_TOTAL_BYTES_DEFAULT;

@@ -22,6 +22,9 @@
 #define SANDBOX_TASKS_MAX_MIN     64
 #define SANDBOX_TASKS_MAX_MAX     4194304 /* PID_MAX_LIMIT */
 
+/* [sandbox] memory-max-percent: setup's MemoryMax= on user-UID.slice, a share of the machine's memory. */
+#define SANDBOX_MEMORY_MAX_PERCENT_DEFAULT 75
+
 /* [egress] log-max-bytes: the egress log's cap; a request whose line would pass it is refused. */
 #define EGRESS_LOG_MAX_BYTES_DEFAULT (1ULL << 30)
 #define EGRESS_LOG_MAX_BYTES_MIN     (1ULL << 20)
@@ -73,6 +76,7 @@ typedef struct Config {
         EnterBackend enter;                   /* enter; "auto" (default), "run0", "systemd-run", "direct" */
         bool user_manager;                    /* user-manager; default false: setup masks user@UID.service */
         unsigned long long sandbox_tasks_max; /* tasks-max; default 8192: RLIMIT_NPROC of every enter */
+        unsigned long long sandbox_memory_max_percent; /* memory-max-percent; 1 to 100, default 75 */
 
         /* [sandbox.check] */
         char *check_control_url;     /* control-url; default "https://github.com/"; http:// or https:// */

@@ -42,6 +42,10 @@ static const char *const fixed_names[] = {
         "linger",
         "run0-control",
         "run0",
+        "resources-control",
+        "oom-score",
+        "tasks-budget",
+        "memory-budget",
         "network-control",
         "metadata",
         "egress-post",
@@ -135,6 +139,10 @@ int inside_args_parse(int argc, char **argv, InsideArgs *ret, AjError *reterr)
                                 return aj_error(reterr, EINVAL, 0, 0, "--user-manager: not kept or masked");
                         a.user_manager_kept = strcmp(val, "kept") == 0;
                         have_manager = true;
+                } else if (strcmp(o, "--tasks-max") == 0 && !a.tasks_max) {
+                        if (number(val, SANDBOX_TASKS_MAX_MAX, &v) < 0 || v < SANDBOX_TASKS_MAX_MIN)
+                                return aj_error(reterr, EINVAL, 0, 0, "--tasks-max: not a tasks-max");
+                        a.tasks_max = v;
                 } else if (strcmp(o, "--post") == 0 && !have_post) {
                         if (strcmp(val, "refused") == 0)
                                 a.post = INSIDE_POST_REFUSED;

@@ -35,6 +35,7 @@ typedef struct InsideArgs {
         const char *abstract; /* --abstract NAME: the runner's abstract socket, without '@' */
         const char *socket_control; /* --socket-control PATH: the runner's socket on a path, in /tmp */
         bool user_manager_kept;     /* --user-manager kept|masked: [sandbox] user-manager */
+        unsigned long tasks_max;    /* --tasks-max N: [sandbox] tasks-max; 0 where not given */
         InsidePost post;            /* --post refused|admitted|none: the policy on a POST to control-url */
         const char *private[INSIDE_MAX_LIST]; /* --private DIR, each */
         size_t n_private;

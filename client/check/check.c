@@ -477,7 +477,8 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
 {
         _cleanup_free_ char **argv = NULL;
         _cleanup_free_ bool *seen = NULL;
-        char tcp[8], udp[8], pid[16], egress_port[8], ports[INSIDE_MAX_LIST][8], errbuf[STDERR_MAX + 1];
+        char tcp[8], udp[8], pid[16], egress_port[8], tasks_max[24], ports[INSIDE_MAX_LIST][8],
+                errbuf[STDERR_MAX + 1];
         char plans[EGRESS_PLANNED][32 + 8 + EGRESS_PLAN_URL_MAX];
         Entered en = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         int status = -1, r;
@@ -488,7 +489,7 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
         AjError e = {};
         bool broken = false;
 
-        argv = calloc(48 + 2 * (EGRESS_PLANNED + n_dirs + n_secrets + c->n_check_allow_tcp_ports +
+        argv = calloc(50 + 2 * (EGRESS_PLANNED + n_dirs + n_secrets + c->n_check_allow_tcp_ports +
                                 strv_length(c->check_allow_sockets) + strv_length(c->stop_services) +
                                 strv_length(net->nameservers)),
                       sizeof(char *));
@@ -497,12 +498,15 @@ static int run_inside(Report *rep, const Config *c, const char *home, const Plan
                 return -ENOMEM;
         (void)snprintf(tcp, sizeof(tcp), "%u", p->tcp_port);
         (void)snprintf(udp, sizeof(udp), "%u", p->udp_port);
+        (void)snprintf(tasks_max, sizeof(tasks_max), "%llu", c->sandbox_tasks_max);
         argv[k++] = (char *)"sandbox";
         argv[k++] = (char *)"probe-inside";
         argv[k++] = (char *)"--proxy-port";
         argv[k++] = (char *)(c->egress_proxy ? "3128" : "0");
         argv[k++] = (char *)"--user-manager";
         argv[k++] = (char *)(c->user_manager ? "kept" : "masked");
+        argv[k++] = (char *)"--tasks-max";
+        argv[k++] = tasks_max;
         argv[k++] = (char *)"--post";
         argv[k++] = (char *)post;
         argv[k++] = (char *)"--control-url";

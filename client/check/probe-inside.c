@@ -46,6 +46,7 @@
 #include "probe-orphans.h"
 #include "probe-processes.h"
 #include "probe-proxy.h"
+#include "probe-resources.h"
 #include "probe-run.h"
 #include "probe-unix.h"
 #include "probe-userns.h"
@@ -1142,6 +1143,13 @@ static void *containers(void *unused)
         return NULL;
 }
 
+static void *resources(void *unused)
+{
+        (void)unused;
+        probe_resources(args);
+        return NULL;
+}
+
 static void *probe_environ(void *unused)
 {
         (void)unused;
@@ -1166,6 +1174,7 @@ static const struct {
         { "privilege", probe_polkit },
         { "privilege", probe_linger },
         { "privilege", probe_run0 },
+        { "resources", resources },
         { "network", probe_network },
         { "network", proxy_post },
         { "network", proxy_read },

@@ -139,6 +139,25 @@ const ProbeDef probe_table[] = {
           NULL },
         { "run0", "privilege", PROBE_SANDBOX, "run0 --no-ask-password /bin/true, a command as root",
           "run0-control", "setup's polkit rule (run0 is no set-id program: no_new_privs does not stop it)" },
+        { "resources-control", "resources", PROBE_SANDBOX,
+          "the sandbox side reads its cgroup (/proc/self/cgroup) and its oom_score_adj", NULL, NULL },
+        { "oom-score", "resources", PROBE_SANDBOX,
+          "the entered command's oom_score_adj is other than 1000, or the sandbox lowers it (to 999, to "
+          "-1): "
+          "the OOM killer could take the runner's processes first (a note where no floor can be set: "
+          "whoever set it had no CAP_SYS_RESOURCE)",
+          "resources-control",
+          "every enter's oom_score_adj 1000 (OOMScoreAdjust=1000), set by root or systemd, a floor the "
+          "sandbox cannot go below" },
+        { "tasks-budget", "resources", PROBE_SANDBOX,
+          "RLIMIT_NPROC unlimited, or raised by the sandbox: a fork bomb could take every pid",
+          "resources-control", "every enter's RLIMIT_NPROC, [sandbox] tasks-max, soft and hard" },
+        { "memory-budget", "resources", PROBE_SANDBOX,
+          "no memory limit on the sandbox side's cgroup or any above it (memory.max, v1's "
+          "memory.limit_in_bytes): the sandbox could take the runner's memory (a note where no memory "
+          "controller enforces one, or where systemd is not running)",
+          "resources-control",
+          "setup's MemoryMax= on user-UID.slice, [sandbox] memory-max-percent of the machine's memory" },
         { "network-control", "network", PROBE_SANDBOX,
           "fetch control-url (through the proxy where there is one)", NULL, NULL },
         { "metadata-control", "network", PROBE_RUNNER,

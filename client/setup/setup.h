@@ -108,6 +108,7 @@ int stage_close_homes(Setup *s, AjError *reterr);
 int stage_stop_services(Setup *s, AjError *reterr);
 int stage_helper(Setup *s, AjError *reterr);
 int stage_deny(Setup *s, AjError *reterr);
+int stage_budget(Setup *s, AjError *reterr);
 int stage_egress_proxy(Setup *s, AjError *reterr);
 int stage_network_rules(Setup *s, AjError *reterr);
 int stage_walk(Setup *s, AjError *reterr);

@@ -152,6 +152,26 @@ else
         expect_contains "no run0: a note of the runner's too" "note [runner-run0] /usr/bin/run0 is not installed" \
                 "$(cat "$work/out")"
 fi
+# The resources: RLIMIT_NPROC is tasks-max on every enter. oom_score_adj is 1000, a floor only where root
+# has CAP_SYS_RESOURCE to set one (not in the test hosts of this machine: a note that says so). The test
+# hosts' memory hierarchy (v1, read-only: this machine's cgroups are v1 hybrid) holds all of a host at its
+# root, which the host's systemd does not manage, so the slice's MemoryMax= is recorded and not enforced:
+# a note, never ok.
+PROBES+=(resources-control tasks-budget)
+expect_contains "tasks-budget: tasks-max, which the sandbox cannot raise" \
+        "ok [tasks-budget] RLIMIT_NPROC 8192 (soft 8192), for every task of the sandbox uid; raising it is refused" \
+        "$(cat "$work/out")"
+if [ $(((16#$(awk '/^CapBnd:/ { print $2 }' /proc/self/status) >> 24) & 1)) = 1 ]; then
+        PROBES+=(oom-score)
+else
+        NOTES=$((NOTES + 1))
+        expect_contains "oom-score: 1000 without a floor, a note" \
+                "note [oom-score] oom_score_adj 1000, but the sandbox may lower it to 0 (never below)" "$(cat "$work/out")"
+fi
+NOTES=$((NOTES + 1))
+expect_contains "memory-budget: not enforced in the test hosts, a note" \
+        "note [memory-budget] not enforced here: in the memory hierarchy (cgroup v1) the sandbox side is at /, no cgroup of the sandbox user's own" \
+        "$(cat "$work/out")"
 # Yama is the machine's kernel's: the test hosts share it.
 PROBES+=(ptrace-scope-control)
 YAMA=/proc/sys/kernel/yama/ptrace_scope
@@ -734,6 +754,13 @@ expect_eq "the sandbox side without the helper, a sudo rule for it: exactly {env
 expect_contains "... the decoy's environment refused, not hidden, without the enter's /proc" \
         "/proc/$DECOY/environ refused" "$(grep '"environ-runner"' "$work/inside.out")"
 expect_failing "the same sudo rule, through the helper (no_new_privs)" ""
+# The resources without the helper's enter: oom_score_adj 0 and the kernel's RLIMIT_NPROC, which is more
+# than tasks-max; through the helper both pass (the whole check above).
+INSIDE+=(--tasks-max 8192)
+inside_run "the sandbox side without the helper: its resources" resources
+expect_eq "... exactly {oom-score tasks-budget} fail" "oom-score tasks-budget" "$got"
+[ "$got" = "oom-score tasks-budget" ] || sed 's/^/# | /' "$work/inside.out"
+expect_contains "... oom-score names the value" "oom_score_adj is 0, not 1000" "$(grep '"oom-score"' "$work/inside.out")"
 rm -f /etc/sudoers.d/zzz-ajt-sandbox-grant
 kill "$DECOY" "$DECOY_SCRIPT" 2>/dev/null
 

@@ -42,7 +42,7 @@ TMP_WW=/tmp/ajt-tmp-ww
 VARTMP_WW=/var/tmp/ajt-vartmp-ww
 SUID=/usr/local/bin/ajt-suid
 SGID=/usr/local/bin/ajt-sgid
-STAGES=(state-dir sandbox-user environment close-homes stop-services helper deny egress-proxy network-rules walk
+STAGES=(state-dir sandbox-user environment close-homes stop-services helper deny budget egress-proxy network-rules walk
         setuid-owners ptrace config lock)
 ROOT_EQUIVALENT="root wheel sudo admin adm disk shadow docker podman lxd incus incus-admin libvirt systemd-journal"
 
@@ -281,7 +281,7 @@ if [ "$n" -gt 0 ]; then pass "dry run: $n would: lines"; else fail "dry run: no 
 expect_eq "dry run: every stage, in order, each 'stage NAME: dry run'" \
         "$(printf 'stage %s: dry run\n' "${STAGES[@]}")" "$(grep '^stage ' "$work/dry.out")"
 for needle in "useradd" "$SANDBOX" "$RUNNER_HOME" "$PRIVATE" "$DUMMY" "$SUDOERS" "$WW_FILE" "$WW_DIR" "$SUID" \
-        "$SGID" "$STATE_DIR/config.toml" "/etc/environment" "/etc/cron.deny" /usr/local/sbin; do
+        "$SGID" "$STATE_DIR/config.toml" "/etc/environment" "/etc/cron.deny" /usr/local/sbin "user-UID.slice MemoryMax=75%"; do
         if grep '^would: ' "$work/dry.out" | grep -qF -- "$needle"; then
                 pass "dry run: a would: line names $needle"
         else
@@ -598,6 +598,17 @@ IFS=: read -r _ _ _ sb_gid _ sb_home sb_shell < <(getent passwd "$SANDBOX")
 expect_eq "its shell" "/bin/bash" "${sb_shell:-}"
 expect_eq "its primary group is its own" "$SANDBOX" "$(getent group "${sb_gid:-x}" | cut -d: -f1)"
 expect_eq "its home" "$SB_HOME" "${sb_home:-}"
+# The budget on its slice, which holds every session it opens: the default share of memory and tasks-max.
+expect_contains "setup: budget: printed" "  systemctl set-property -- user-$SB_UID.slice MemoryMax=75% TasksMax=8192" \
+        "$(stage_lines budget)"
+expect_eq "the slice's TasksMax is tasks-max" 8192 "$(systemctl show -p TasksMax --value "user-$SB_UID.slice")"
+mem=$(systemctl show -p MemoryMax --value "user-$SB_UID.slice")
+total=$(awk '/^MemTotal:/ { print $2 * 1024 }' /proc/meminfo)
+if [[ $mem =~ ^[0-9]+$ ]] && [ $((mem * 100 / total)) -ge 74 ] && [ $((mem * 100 / total)) -le 75 ]; then
+        pass "the slice's MemoryMax is 75% of the machine's memory ($mem of $total bytes)"
+else
+        fail "the slice's MemoryMax is $mem, not 75% of $total bytes"
+fi
 expect_eq "its home: 0700, its own" "700 $SANDBOX:$SANDBOX" "$(mode_of "$SB_HOME")"
 groups=" $(id -nG "$SANDBOX" 2>/dev/null) "
 expect_contains "it is in $GROUP" " $GROUP " "$groups"

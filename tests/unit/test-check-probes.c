@@ -119,6 +119,8 @@ START_TEST(test_inside_args)
                        "3128",
                        "--user-manager",
                        "masked",
+                       "--tasks-max",
+                       "8192",
                        "--post",
                        "refused",
                        "--control-url",
@@ -179,6 +181,7 @@ START_TEST(test_inside_args)
         ck_assert_int_eq(inside_args_parse((int)ELEMENTSOF(ok) - 1, ok, &a, &e), 0);
         ck_assert_str_eq(a.container_image, "registry.example/x/y:1@sha256:00ff");
         ck_assert_uint_eq(a.proxy_port, 3128);
+        ck_assert_uint_eq(a.tasks_max, 8192);
         ck_assert_uint_eq(a.tcp_control, 4000);
         ck_assert_uint_eq(a.udp_target, 4001);
         ck_assert_uint_eq(a.n_private, 1);
@@ -239,6 +242,7 @@ START_TEST(test_inside_args)
                 { "--egress-addr6", "2001:db8::11", NULL },                     /* repeated */
                 { "--resolve-name", "agentic-job-check-1.x", NULL },            /* repeated */
                 { "--container-image", "other", NULL },                         /* repeated */
+                { "--tasks-max", "9000", NULL },                                /* repeated */
                 /* the same name twice */
                 { "--secret",
                   "ACTIONS_ID_TOKEN_REQUEST_TOKEN=3:"

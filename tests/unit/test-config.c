@@ -59,6 +59,7 @@ static void assert_defaults(const Config *c)
         assert_strv(c->run_env, NULL, 0);
         ck_assert_uint_eq(c->run_timeout, 3600);
         ck_assert_uint_eq(c->sandbox_tasks_max, 8192);
+        ck_assert_uint_eq(c->sandbox_memory_max_percent, 75);
         ck_assert_uint_eq(c->run_max_file_bytes, 16ULL << 20);
         ck_assert_uint_eq(c->run_max_total_bytes, 64ULL << 20);
         ck_assert_uint_eq(c->run_max_files, 100);
@@ -185,6 +186,7 @@ START_TEST(test_check_table)
                 parse_ok("[sandbox]\n"
                          "user-manager = true\n"
                          "tasks-max = 64\n"
+                         "memory-max-percent = 100\n"
                          "[sandbox.check]\n"
                          "control-url = \"http://www.fake.test/\"\n"
                          "fetch-repo = 'https://www.fake.test/repo.git'\n"
@@ -196,6 +198,7 @@ START_TEST(test_check_table)
 
         ck_assert(c->user_manager);
         ck_assert_uint_eq(c->sandbox_tasks_max, 64);
+        ck_assert_uint_eq(c->sandbox_memory_max_percent, 100);
         ck_assert_str_eq(c->check_control_url, "http://www.fake.test/");
         ck_assert_str_eq(c->check_fetch_repo, "https://www.fake.test/repo.git");
         ck_assert_str_eq(c->check_container_image, "localhost/probe:1");
@@ -591,6 +594,11 @@ static const Refusal refusals[] = {
         { "[sandbox]\ntasks-max = 63\n", 2, 13, "[sandbox] tasks-max: 63 is out of range (64 to 4194304)" },
         { "[sandbox]\ntasks-max = 4194305\n", 2, 13, "is out of range (64 to 4194304)" },
         { "[sandbox]\ntasks-max = \"8192\"\n", 2, 13, "[sandbox] tasks-max: expected an integer" },
+        { "[sandbox]\nmemory-max-percent = 0\n", 2, 22,
+          "[sandbox] memory-max-percent: 0 is out of range (1 to 100)" },
+        { "[sandbox]\nmemory-max-percent = 101\n", 2, 22, "is out of range (1 to 100)" },
+        { "[sandbox]\nmemory-max-percent = \"75%\"\n", 2, 22,
+          "[sandbox] memory-max-percent: expected an integer" },
         { "[run]\ntimeout = \"60\"\n", 2, 11, "[run] timeout" },
         { "[run]\nmax-file-bytes = 1099511627777\n", 2, 18, "is out of range (1 to 1099511627776)" },
         { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },
