@@ -119,6 +119,50 @@ run helper enter --chdir "$SB_HOME" -- bash -c 'ulimit -u 9000 2>/dev/null || ec
 expect_eq "enter: the command cannot raise it" "refused" "$out"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# the check's resources probes, through the direct enter"
+
+# The sandbox side of the check, its resources group alone (the other arguments are only parsed).
+install -o root -g root -m 0755 "$build/client/agentic-job" "$SB_HOME/ajt-client"
+RESOURCES=("$SB_HOME/ajt-client" sandbox probe-inside --proxy-port 0 --user-manager masked --post none
+        --control-url https://www.fake.test/ --fetch-repo https://www.fake.test/r.git --tcp-control 9
+        --udp-target 9 --abstract agentic-job-check-00 --socket-control /tmp/agentic-job-check-00/socket
+        --decoy $$ --decoy-tty /dev/pts/0 --canary 0123456789abcdef0123456789abcdef --tasks-max 8192
+        --only resources)
+run helper enter --chdir "$SB_HOME" -- "${RESOURCES[@]}"
+expect_eq "resources: the sandbox side succeeds" 0 "$status"
+expect_contains "resources: tasks-budget ok, RLIMIT_NPROC tasks-max" '{"name":"tasks-budget","result":"ok","detail":"RLIMIT_NPROC 8192 (soft 8192)' "$out"
+if [ "$sys_resource" = 1 ]; then
+        expect_contains "resources: oom-score ok" '{"name":"oom-score","result":"ok"' "$out"
+else
+        expect_contains "resources: oom-score a note, no floor without CAP_SYS_RESOURCE" '{"name":"oom-score","result":"note"' "$out"
+fi
+# A v1 memory hierarchy this test may write (this machine's is; a test host's is read-only): the limit the
+# probe reads on a cgroup named as systemd names the sandbox user's slice, the command placed in it by
+# its caller (the enter leaves a v1 hierarchy's cgroup as it is); then the limit taken away.
+MEM=/sys/fs/cgroup/memory
+SLICE=$MEM/user.slice/user-$SB_UID.slice
+# Cleanups run last first: user.slice, where this test made it, after the slice.
+[ -e "$MEM/user.slice" ] || on_exit "rmdir $MEM/user.slice"
+if [ "$(stat -f -c %T "$MEM" 2>/dev/null)" = cgroupfs ] && [ -f "$MEM/memory.limit_in_bytes" ] &&
+        [ ! -e "$SLICE" ] && mkdir -p "$SLICE/ajt-test.scope" 2>/dev/null; then
+        on_exit "rmdir $SLICE/ajt-test.scope $SLICE"
+        echo $((512 * 1024 * 1024)) >"$SLICE/memory.limit_in_bytes"
+        run sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$SLICE/ajt-test.scope" \
+                runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- "${RESOURCES[@]}"
+        expect_contains "resources: memory-budget ok, the slice's limit named" \
+                "{\"name\":\"memory-budget\",\"result\":\"ok\",\"detail\":\"512 MiB at most, set at /user.slice/user-$SB_UID.slice (cgroup v1), over /user.slice/user-$SB_UID.slice/ajt-test.scope\"" "$out"
+        echo -1 >"$SLICE/memory.limit_in_bytes"
+        run sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$SLICE/ajt-test.scope" \
+                runuser -u "$RUNNER" -- sudo -n "$HELPER" helper enter --chdir "$SB_HOME" -- "${RESOURCES[@]}"
+        if [ -d /run/systemd/system ]; then want=fail; else want=note; fi
+        expect_contains "resources: memory-budget $want without the limit" \
+                "{\"name\":\"memory-budget\",\"result\":\"$want\",\"detail\":\"no memory limit from /user.slice/user-$SB_UID.slice/ajt-test.scope up to /user.slice/user-$SB_UID.slice (cgroup v1)" "$out"
+else
+        echo "# note: no v1 memory hierarchy this test may write here: memory-budget's limit is not shown"
+        expect_contains "resources: memory-budget a note, never ok, where nothing enforces a budget" '{"name":"memory-budget","result":"note"' "$out"
+fi
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# sandbox exec (the client)"
 
 out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'id -u; pwd' </dev/null 2>&1)
