@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "read-file.h"
 #include "toml.h"
+#include "trusted-path.h"
 
 #define NAME_RULE            "^[a-z_][a-z0-9_-]{0,31}$"
 #define ENV_NAME_RULE        "^[A-Za-z_][A-Za-z0-9_]*$"
@@ -1197,6 +1198,9 @@ int config_load_data(const char *path, Config **ret_config, char **ret_data, siz
         assert(ret_config);
 
         r = read_file_for_parse(path, CONFIG_MAX_SIZE, &data, &size, reterr);
+        /* Every command but setup starts by reading it: its absence is a machine not set up yet. */
+        if (r == -ENOENT && strcmp(path, CONFIG_PATH) == 0)
+                return aj_error(reterr, ENOENT, 0, 0, "%s: %s: " CONFIG_NOT_SET_UP, path, strerror(ENOENT));
         if (r < 0)
                 return r;
         r = config_parse(data, size, ret_config, &inner);
@@ -1207,6 +1211,19 @@ int config_load_data(const char *path, Config **ret_config, char **ret_data, siz
         if (ret_size)
                 *ret_size = size;
         return 0;
+}
+
+int config_load_trusted(const char *path, Config **ret_config, char **ret_data, size_t *ret_size,
+                        AjError *reterr)
+{
+        AjError inner = {};
+        int r = trusted_path_check(path, &inner);
+
+        if (r == -ENOENT && strcmp(path, CONFIG_PATH) == 0)
+                return aj_error(reterr, ENOENT, 0, 0, "%s: %s: " CONFIG_NOT_SET_UP, path, inner.message);
+        if (r < 0)
+                return aj_error(reterr, -r, 0, 0, "%s: %s", path, inner.message);
+        return config_load_data(path, ret_config, ret_data, ret_size, reterr);
 }
 
 int config_load(const char *path, Config **ret_config, AjError *reterr)

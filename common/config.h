@@ -8,7 +8,10 @@
 
 #include "error.h"
 
-#define CONFIG_PATH     "/etc/agentic-job/config.toml"
+#define CONFIG_PATH "/etc/agentic-job/config.toml"
+/* What every command but setup says when CONFIG_PATH is not there. */
+#define CONFIG_NOT_SET_UP                                                                                   \
+        "this machine is not set up; run 'sudo agentic-job sandbox setup --config FILE' first"
 #define CONFIG_MAX_SIZE (256 * 1024)
 
 /* Every list of the configuration (groups, private-dirs, stop-services, allow-sockets, allow-tcp-ports,
@@ -126,6 +129,11 @@ int config_load(const char *path, Config **ret_config, AjError *reterr);
  * what it checked. ret_data and ret_size may be NULL. */
 int config_load_data(const char *path, Config **ret_config, char **ret_data, size_t *ret_size,
                      AjError *reterr);
+
+/* config_load_data() of a file trusted_path_check() accepts first (root's alone, up to /): what the
+ * runner's commands read. A missing CONFIG_PATH says the machine is not set up. */
+int config_load_trusted(const char *path, Config **ret_config, char **ret_data, size_t *ret_size,
+                        AjError *reterr);
 
 void config_free(Config *c);
 static inline void config_freep(Config **c)

@@ -45,7 +45,6 @@
 #include "probes.h"
 #include "read-file.h"
 #include "spawn.h"
-#include "trusted-path.h"
 #include "walk-probe.h"
 
 #define CURL_PATH      "/usr/bin/curl"
@@ -748,10 +747,7 @@ int sandbox_check_main(int argc, char **argv)
         if (r < 0)
                 return fail_run("cannot remove the record in $RUNNER_TEMP: %s", strerror(-r));
 
-        r = trusted_path_check(CONFIG_PATH, &e);
-        if (r < 0)
-                return fail_run("%s: %s", CONFIG_PATH, e.message);
-        r = config_load_data(CONFIG_PATH, &config, &config_data, &config_size, &e);
+        r = config_load_trusted(CONFIG_PATH, &config, &config_data, &config_size, &e);
         if (r < 0)
                 return fail_run("%s", e.message);
         if (config->egress_proxy) {

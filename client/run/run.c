@@ -41,7 +41,6 @@
 #include "spawn.h"
 #include "subid.h"
 #include "token-probes.h"
-#include "trusted-path.h"
 #include "write-all.h"
 
 /* Exit statuses: agentic-job(1), RUN. */
@@ -1429,6 +1428,11 @@ static int check_token(const char *t, size_t n, AjError *e)
                                         "--token-stdin: byte %zu of the run token is not printable ASCII "
                                         "(or is a space)",
                                         i + 1);
+        if (n < TOKEN_MIN)
+                return aj_error(e, EINVAL, 0, 0,
+                                "--token-stdin: the run token is %zu bytes, fewer than %d: the token probes "
+                                "would find text that short anywhere",
+                                n, TOKEN_MIN);
         return 0;
 }
 
@@ -1573,12 +1577,7 @@ int run_main(int argc, char **argv)
 
         if (geteuid() == 0 || getuid() == 0)
                 return usage_error("refused as root: run it as the runner's user");
-        r = trusted_path_check(CONFIG_PATH, &e);
-        if (r < 0) {
-                say("%s: %s", CONFIG_PATH, e.message);
-                return RUN_EXIT_CLEANUP;
-        }
-        r = config_load(CONFIG_PATH, &run.config, &e);
+        r = config_load_trusted(CONFIG_PATH, &run.config, NULL, NULL, &e);
         if (r < 0) {
                 say("%s", e.message);
                 return RUN_EXIT_CLEANUP;

@@ -6,8 +6,11 @@
 
 #include <stddef.h>
 
-#define TOKEN_MAX             4096 /* bytes of the run token */
-#define TOKEN_RUNNER_DIRS_MAX 4    /* the runner's places token-runner-file searches */
+#define TOKEN_MAX 4096 /* bytes of the run token */
+/* Fewer bytes than this are text the token probes would find anywhere ("k" in every file): a key that
+ * short is no key of any provider, and the probes' passes would mean nothing. */
+#define TOKEN_MIN             16
+#define TOKEN_RUNNER_DIRS_MAX 4 /* the runner's places token-runner-file searches */
 
 /* The probes' names, in the order they run (NULL-terminated): what the runner side expects. */
 extern const char *const token_probe_names[];

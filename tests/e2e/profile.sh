@@ -240,6 +240,10 @@ printf 'a b\n' >"$work/bad-token"
 run_as_runner "$OUT" "$work/bad-token" --profile claude --token-stdin --output out/record.txt
 expect_eq "a token with a space: status 2" 2 "$status"
 expect_contains "... naming the byte" "byte 2 of the run token" "$(cat "$work/run.err")"
+printf 'sk-ajt-01234567\n' >"$work/short-token"
+run_as_runner "$OUT" "$work/short-token" --profile claude --token-stdin --output out/record.txt
+expect_eq "a token of 15 bytes: status 2" 2 "$status"
+expect_contains "... saying so" "the run token is 15 bytes, fewer than 16" "$(cat "$work/run.err")"
 run_as_runner "$OUT" /dev/null --profile nonesuch --output out/record.txt -- /bin/true
 expect_contains "an unknown profile is named" 'there is no profile "nonesuch"' "$(cat "$work/run.err")"
 run_as_runner "$OUT" /dev/null --output out/record.txt

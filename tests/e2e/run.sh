@@ -653,7 +653,7 @@ export_hang_disposal() {
         eh_cleanup
 }
 
-printf 'eh-token-%s\n' "$RANDOM$RANDOM" >"$work/eh-token"
+printf 'eh-token-%s\n' "$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')" >"$work/eh-token"
 chmod 0600 "$work/eh-token" # root opens it for run's standard input; the token probes search /tmp
 export_hang_fifo
 export_hang_signals

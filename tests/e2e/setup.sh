@@ -267,6 +267,19 @@ usage_refused() {
 }
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# before setup, the runner's commands say what to do"
+
+for cmd in "sandbox check" "sandbox exec -- true" "sandbox end" "run --repo /x --commit 0000000000000000000000000000000000000000 --base main --task /dev/null --out /tmp/ajt-x --output a -- true"; do
+        # shellcheck disable=SC2086 # the words of the command
+        runuser -u "$RUNNER" -- "$CLIENT" $cmd </dev/null >"$work/out" 2>"$work/err"
+        status=$?
+        expect_eq "before setup, $cmd: status 2" 2 "$status"
+        expect_contains "before setup, $cmd: run setup first" \
+                ": No such file or directory: this machine is not set up; run 'sudo agentic-job sandbox setup --config FILE' first" \
+                "$(cat "$work/err")"
+done
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# dry run"
 
 before=$(snapshot)
