@@ -2,11 +2,14 @@
 # The package list's own test, run early by tests/run (and so also in the bare host of tests/host/run
 # --bare). It fails, naming the first problem in one line, unless:
 #   - README.md quotes .ci/packages whole (the fenced block after the marker comment), so they cannot drift;
-#   - every program the product runs by name, and every program tests/run and the test scripts on this
-#     machine run, is installed, and `dpkg -S` gives it to a package .ci/packages names, to one such
-#     package's direct dependency, or to an Essential package (which every Debian system has).
+#   - every program the product runs, by name or by path, is installed, and `dpkg -S` gives it to a package
+#     of .ci/packages' [run] section (what the Debian package depends on, tests/e2e/package.sh checks), to
+#     one such package's direct dependency, or to an Essential package (which every Debian system has);
+#   - every program tests/run and the test scripts on this machine run is installed and comes from a
+#     package of any section of .ci/packages, one's direct dependency, or an Essential package.
 # The product's programs come from the code: every string literal passed to trusted_program_find() or
-# setup's find_tool(), less the named exceptions below (each must still be in the code). The test
+# setup's find_tool(), and every literal path of a program in bin or sbin, less the named exceptions
+# below (each must still be in the code). The test
 # scripts' programs are an explicit list, TEST_PROGRAMS; so that it cannot fall behind, every word in a
 # command's place in those scripts that names a program on the PATH must be on it or on NOT_COMMANDS.
 #
@@ -35,6 +38,9 @@ quoted=$(awk -v m="$marker" '
 # Each alternative of A|B counts as listed: only the one this release has is installed.
 mapfile -t listed < <(sed -e 's/#.*//' -e '/^\[.*\]$/d' .ci/packages | tr -s ' \t|' '\n' | sed '/^$/d')
 [ ${#listed[@]} -gt 0 ] || die ".ci/packages names no package"
+mapfile -t run_listed < <(sed -e 's/#.*//' .ci/packages | awk '/^\[/ { run = ($0 == "[run]"); next } run' |
+        tr -s ' \t|' '\n' | sed '/^$/d')
+[ ${#run_listed[@]} -gt 0 ] || die ".ci/packages has no [run] section"
 
 # ---- the programs -------------------------------------------------------------------------------------
 # Product: string literals in trusted_program_find(...) and find_tool(...) calls, up to the pointer
@@ -43,21 +49,34 @@ mapfile -t product < <(grep -ohE 'trusted_program_find\([^&]*|find_tool\("[^"]+"
         helper/*.c common/*.c client/*.c client/*/*.c policy/*.c policy/squid/*.c |
         grep -oE '"[^"]+"' | tr -d '"' | sort -u)
 [ ${#product[@]} -ge 10 ] || die "found only ${#product[@]} programs the product looks up: has the code changed?"
+# Programs the code names by absolute path in a bin or sbin directory (sudo, bubblewrap, the probes'
+# curl and git, ...), and squid's certificate generator, which it finds among a list of paths.
+mapfile -t product_paths < <(grep -ohE '"/(usr/)?s?bin/[a-z0-9._+-]+"' \
+        helper/*.[ch] common/*.[ch] client/*.[ch] client/*/*.[ch] policy/*.[ch] policy/squid/*.[ch] |
+        tr -d '"' | sort -u)
+[ ${#product_paths[@]} -ge 10 ] || die "found only ${#product_paths[@]} program paths in the product: has the code changed?"
+product+=("${product_paths[@]}")
+PRODUCT_PATHS=(/usr/lib/squid/security_file_certgen)
 # Looked up, and not on Debian 12 by design, or looked up only to be used where present.
 declare -A EXCEPTIONS=(
         [run0]="systemd 256 or newer only; the helper uses it where systemd 257 or newer runs (trixie)"
+        [/usr/bin/run0]="the same, by path: the check's run0 probes are notes where it is not"
         [rpm]="setup's fallback where dpkg-query is missing, which on Debian it is not"
+        [/usr/bin/rpm]="the same, by path"
         [cargo]="the check's egress-cargo runs it where the sandbox user has it, a note where not: no dependency"
         [npm]="the check's egress-npm runs it where the sandbox user has it, a note where not: no dependency"
+        [/usr/bin/atq]="the check's at probes: a note where at is not installed"
+        [/usr/bin/crontab]="the check's cron probes: a note where cron is not installed"
+        [/usr/bin/pkcheck]="the check's polkit probes: a note where polkit is not installed"
+        [/usr/bin/pkexec]="the check's runner-pkexec: a note where it is not installed"
+        [/usr/bin/podman]="the check's container probes: notes where rootless podman is not there"
+        [/usr/bin/pasta]="userns-net's own network through pasta, where it is installed"
+        [/usr/bin/slirp4netns]="egress-container-own-network through slirp4netns, where it is installed"
 )
 for name in "${!EXCEPTIONS[@]}"; do
         [[ " ${product[*]} " == *" $name "* ]] ||
                 die "the exception '$name' is no longer looked up by the code: remove it from tests/packages.sh"
 done
-# Product programs the code names by absolute path (client/sandbox-exec.c SUDO_PATH, the proxy's
-# certificate generator and the egress user's shell in client/egress/egress-proxy.c, run's bubblewrap and
-# socat in client/run/confine.h).
-PRODUCT_PATHS=(/usr/bin/sudo /usr/lib/squid/security_file_certgen /usr/sbin/nologin /usr/bin/bwrap /usr/bin/socat)
 
 # What tests/run and the scripts it runs on this machine (and in the bare host) call. The end-to-end
 # suites (tests/e2e/*.sh) and tests/bench/egress.sh run inside test hosts, whose packages
@@ -106,12 +125,15 @@ for word in "${used[@]}"; do
 done
 
 # ---- each program's package ---------------------------------------------------------------------------
-# Listed packages and their direct dependencies, installed or not.
-declare -A on_list=() via=()
+# Listed packages and their direct dependencies, installed or not: of every section (the tests' programs)
+# and of [run] alone (the product's).
+declare -A on_list=() via=() on_run=() via_run=()
 for p in "${listed[@]}"; do on_list[$p]=1; done
+for p in "${run_listed[@]}"; do on_run[$p]=1; done
 while IFS=' ' read -r p deps; do
         for d in $(echo "$deps" | sed -e 's/([^)]*)//g' -e 's/|/,/g' | tr ',' '\n' | sed 's/:any$//'); do
                 [ -n "${on_list[$d]:-}" ] || via[$d]=$p
+                [ -z "${on_run[$p]:-}" ] || [ -n "${on_run[$d]:-}" ] || via_run[$d]=$p
         done
 done < <(dpkg-query -W -f '${Package} ${Pre-Depends}, ${Depends}\n' "${listed[@]}" 2>/dev/null)
 
@@ -131,10 +153,10 @@ owner() {
         return 1
 }
 
-# check WHAT WHO: WHO is a program name or an absolute path.
+# check WHO WHAT [run]: WHO is a program name or an absolute path; with run, its package must be of [run].
 checked=0
 check() {
-        local who=$1 what=$2 path pkg
+        local who=$1 what=$2 section=${3:-} path pkg
         if [[ $who == /* ]]; then
                 path=$who
                 [ -x "$path" ] || die "$path ($what) is not installed: is its package on .ci/packages, and has .ci/install run?"
@@ -143,8 +165,12 @@ check() {
                         die "$who ($what) is not installed: is its package on .ci/packages, and has .ci/install run?"
         fi
         pkg=$(owner "$path") || die "$who is $path ($what), which no package installed: dpkg -S knows nothing of it"
-        if [ -z "${on_list[$pkg]:-}" ] && [ -z "${via[$pkg]:-}" ] &&
-                [ "$(dpkg-query -W -f '${Essential}' "$pkg" 2>/dev/null)" != yes ]; then
+        if [ "$(dpkg-query -W -f '${Essential}' "$pkg" 2>/dev/null)" = yes ]; then
+                :
+        elif [ "$section" = run ]; then
+                [ -n "${on_run[$pkg]:-}" ] || [ -n "${via_run[$pkg]:-}" ] ||
+                        die "$who is $path ($what) from the package $pkg, which .ci/packages' [run] section (the Debian package's Depends) does not name"
+        elif [ -z "${on_list[$pkg]:-}" ] && [ -z "${via[$pkg]:-}" ]; then
                 die "$who is $path ($what) from the package $pkg, which .ci/packages does not name"
         fi
         checked=$((checked + 1))
@@ -152,8 +178,8 @@ check() {
 
 for p in "${product[@]}"; do
         [ -n "${EXCEPTIONS[$p]:-}" ] && continue
-        check "$p" "run by the product"
+        check "$p" "run by the product" run
 done
-for p in "${PRODUCT_PATHS[@]}"; do check "$p" "run by the product"; done
+for p in "${PRODUCT_PATHS[@]}"; do check "$p" "run by the product" run; done
 for p in "${TEST_PROGRAMS[@]}"; do check "$p" "run by the tests"; done
-echo "packages: README.md quotes .ci/packages; ${#product[@]} programs the product looks up (${#EXCEPTIONS[@]} named exceptions), ${#PRODUCT_PATHS[@]} it names by path and ${#TEST_PROGRAMS[@]} the tests run: all $checked from its ${#listed[@]} packages, their dependencies or Essential ones"
+echo "packages: README.md quotes .ci/packages; ${#product[@]} programs the product looks up or names by path (${#EXCEPTIONS[@]} named exceptions) and ${#PRODUCT_PATHS[@]} more: from [run]'s ${#run_listed[@]} packages, their dependencies or Essential ones; ${#TEST_PROGRAMS[@]} the tests run: from its ${#listed[@]} packages, their dependencies or Essential ones; $checked checked"
