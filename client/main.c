@@ -13,47 +13,70 @@
 #include "probe-decoy.h"
 #include "run-inside.h"
 
-static void usage(FILE *f)
-{
-        fputs("usage: agentic-job sandbox setup --config FILE [--helper FILE] [--dry-run]\n"
-              "       agentic-job sandbox check [--record | --unless-passed] [--json] [--walk]\n"
-              "       agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD...\n"
-              "       agentic-job sandbox end\n"
-              "       agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
-              "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
-              "       agentic-job run --repo URL|PATH (--commit SHA | --ref REF) --base BRANCH --task FILE\n"
-              "                       --out DIR (--output NAME)... [--patch] [--setup CMD] [--timeout S]\n"
-              "                       [--max-file-bytes N] [--max-total-bytes N] [--max-files N]\n"
-              "                       [--profile NAME] [--token-stdin] [-- WORDS...]\n"
-              "       agentic-job egress start|stop\n"
-              "       agentic-job --help | --version\n"
-              "See agentic-job(1).\n",
-              f);
-}
-
 typedef struct Command {
         const char *words[2];               /* { "sandbox", "setup" }, or { "run", NULL } */
         int (*main)(int argc, char **argv); /* argv[0] is the command's last word */
         const CliOption *options;           /* its options' table, or NULL when it takes none */
-        bool hidden; /* run by the client itself through helper enter: not in the usage nor the list */
+        /* Its usage after "agentic-job ", continued lines indented to stand under it; NULL for a hidden
+         * one, which is run by the client itself through helper enter: not in the usage nor the list. */
+        const char *synopsis;
 } Command;
 
-/* The commands: what main() dispatches and what --list-options prints are this one table. */
+/* The commands: what main() dispatches, what --help and COMMAND --help print and what --list-options
+ * prints are this one table. */
 static const Command commands[] = {
-        { { "sandbox", "setup" }, sandbox_setup_main, sandbox_setup_options, false },
-        { { "sandbox", "check" }, sandbox_check_main, sandbox_check_options, false },
+        { { "sandbox", "setup" },
+          sandbox_setup_main,
+          sandbox_setup_options,
+          "sandbox setup --config FILE [--helper FILE] [--dry-run]" },
+        { { "sandbox", "check" },
+          sandbox_check_main,
+          sandbox_check_options,
+          "sandbox check [--record | --unless-passed] [--json] [--walk]" },
         /* The sandbox side of the check, run by the check through helper enter. */
-        { { "sandbox", "probe-inside" }, sandbox_probe_inside_main, NULL, true },
-        { { "sandbox", "decoy" }, sandbox_decoy_main, NULL, true },
-        { { "sandbox", "exec" }, sandbox_exec_main, sandbox_exec_options, false },
-        { { "sandbox", "end" }, sandbox_end_main, NULL, false },
-        { { "policy", "test" }, policy_test_main, policy_test_options, false },
-        { { "run", NULL }, run_main, run_options, false },
+        { { "sandbox", "probe-inside" }, sandbox_probe_inside_main, NULL, NULL },
+        { { "sandbox", "decoy" }, sandbox_decoy_main, NULL, NULL },
+        { { "sandbox", "exec" },
+          sandbox_exec_main,
+          sandbox_exec_options,
+          "sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD..." },
+        { { "sandbox", "end" }, sandbox_end_main, NULL, "sandbox end" },
+        { { "policy", "test" },
+          policy_test_main,
+          policy_test_options,
+          "policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
+          "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]" },
+        { { "run", NULL },
+          run_main,
+          run_options,
+          "run --repo URL|PATH (--commit SHA | --ref REF) --base BRANCH --task FILE\n"
+          "                       --out DIR (--output NAME)... [--patch] [--setup CMD] [--timeout S]\n"
+          "                       [--max-file-bytes N] [--max-total-bytes N] [--max-files N]\n"
+          "                       [--profile NAME] [--token-stdin] [-- WORDS...]" },
         /* The sandbox side of run, run by run through helper enter. */
-        { { "run-inside", NULL }, run_inside_main, NULL, true },
-        { { "egress", "start" }, egress_main, NULL, false },
-        { { "egress", "stop" }, egress_main, NULL, false },
+        { { "run-inside", NULL }, run_inside_main, NULL, NULL },
+        { { "egress", "start" }, egress_main, NULL, "egress start|stop" },
+        { { "egress", "stop" }, egress_main, NULL, "egress start|stop" },
 };
+
+/* Every visible command's synopsis once (egress start and stop share theirs), then the options alone. */
+static void usage(FILE *f)
+{
+        const char *last = NULL, *lead = "usage: ";
+
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
+                const char *s = commands[i].synopsis;
+
+                if (!s || (last && strcmp(s, last) == 0))
+                        continue;
+                fprintf(f, "%sagentic-job %s\n", lead, s);
+                lead = "       ";
+                last = s;
+        }
+        fputs("       agentic-job --help | --version\n"
+              "See agentic-job(1).\n",
+              f);
+}
 
 typedef enum MainOption { MAIN_HELP, MAIN_VERSION } MainOption;
 
@@ -87,12 +110,13 @@ static int list_options(void)
         for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
                 const Command *c = &commands[i];
 
-                if (c->hidden)
+                if (!c->synopsis)
                         continue;
                 printf("agentic-job %s%s%s", c->words[0], c->words[1] ? " " : "",
                        c->words[1] ? c->words[1] : "");
                 list_option_table(c->options);
-                putchar('\n');
+                /* Every command takes it, alone: main() answers it. */
+                fputs(" --help\n", stdout);
         }
         if (fflush(stdout) != 0 || ferror(stdout)) {
                 fputs("agentic-job: cannot write the list\n", stderr);
@@ -113,14 +137,14 @@ static bool unknown_in_family(const char *family, const char *word)
         size_t n = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(commands); i++)
-                n += !commands[i].hidden && commands[i].words[1] &&
+                n += commands[i].synopsis && commands[i].words[1] &&
                      strcmp(commands[i].words[0], family) == 0;
         if (n == 0)
                 return false;
         fprintf(stderr, "agentic-job: unknown %s command: %s (there %s: ", family, word ? word : "(none)",
                 n == 1 ? "is" : "are");
         for (size_t i = 0; i < ELEMENTSOF(commands); i++)
-                if (!commands[i].hidden && commands[i].words[1] &&
+                if (commands[i].synopsis && commands[i].words[1] &&
                     strcmp(commands[i].words[0], family) == 0) {
                         fprintf(stderr, "%s%s", sep, commands[i].words[1]);
                         sep = ", ";
@@ -148,9 +172,15 @@ int main(int argc, char **argv)
                 const Command *c = &commands[i];
                 size_t n = command_words(c);
 
-                if ((size_t)argc > n && strcmp(argv[1], c->words[0]) == 0 &&
-                    (n == 1 || strcmp(argv[2], c->words[1]) == 0))
-                        return c->main(argc - (int)n, argv + n);
+                if ((size_t)argc <= n || strcmp(argv[1], c->words[0]) != 0 ||
+                    (n == 2 && strcmp(argv[2], c->words[1]) != 0))
+                        continue;
+                /* COMMAND --help, alone: its usage, whatever the command would check first. */
+                if (c->synopsis && (size_t)argc == n + 2 && strcmp(argv[n + 1], "--help") == 0) {
+                        printf("usage: agentic-job %s\nSee agentic-job(1).\n", c->synopsis);
+                        return 0;
+                }
+                return c->main(argc - (int)n, argv + n);
         }
         if (argc >= 2 && strcmp(argv[1], "helper") == 0) {
                 fprintf(stderr, "agentic-job: the helper is %s, reached through sudo\n", HELPER_PATH);

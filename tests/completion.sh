@@ -117,6 +117,20 @@ for c in "${commands[@]}"; do
         done
 done
 
+# Every command takes --help alone: its own usage, the first line naming it, status 0, nothing on standard
+# error, whatever the command would check first (run and check refuse root, setup wants it).
+for c in "${commands[@]}"; do
+        # shellcheck disable=SC2086 # the command's words
+        got=$("$client" $c --help 2>"$tmp/help.err")
+        status=$?
+        expect "$c --help: status 0 ($status)" [ "$status" = 0 ]
+        expect "$c --help: nothing on standard error ($(head -c 200 "$tmp/help.err"))" [ ! -s "$tmp/help.err" ]
+        expect "$c --help: its usage ($(head -n1 <<<"$got"))" grep -qE "^usage: agentic-job ${c%% *}( |\$)" <<<"$got"
+        if [[ $c == *" "* ]]; then
+                expect "$c --help: its usage names ${c#* }" grep -qE "^usage: agentic-job ${c%% *} (.*[ |])?${c#* }( |\||\$)" <<<"$got"
+        fi
+done
+
 # names COMMAND: the names of its options, one a line, sorted.
 names() {
         local -a specs

@@ -18,18 +18,18 @@ _agentic_job_options()
         case $1 in
         "") echo "--help --version" ;;
         "sandbox setup") echo "--config=file --helper=file --dry-run --help" ;;
-        "sandbox check") echo "--record --unless-passed --json --walk" ;;
-        "sandbox exec") echo "--chdir=dir --stdin=file --keep --" ;;
-        "sandbox end") echo "" ;;
+        "sandbox check") echo "--record --unless-passed --json --walk --help" ;;
+        "sandbox exec") echo "--chdir=dir --stdin=file --keep -- --help" ;;
+        "sandbox end") echo "--help" ;;
         "policy test")
-                echo "--body --upgrade --host=value --sni=value --authority=value --policy=file --threats=file"
+                echo "--body --upgrade --host=value --sni=value --authority=value --policy=file --threats=file --help"
                 ;;
         run)
                 echo "--repo=dir --commit=value --ref=value --base=value --task=file --out=dir --output=value+" \
                         "--patch --setup=value --timeout=value --max-file-bytes=value --max-total-bytes=value" \
-                        "--max-files=value --profile=profile --token-stdin --"
+                        "--max-files=value --profile=profile --token-stdin -- --help"
                 ;;
-        "egress start" | "egress stop") echo "" ;;
+        "egress start" | "egress stop") echo "--help" ;;
         *) return 1 ;;
         esac
 }

@@ -21,13 +21,12 @@
 #define SETUP_EXIT_FAILED  4 /* failed after a change */
 #define RUN_OUTPUT_MAX     4096
 
-typedef enum SetupOption { SETUP_CONFIG, SETUP_HELPER, SETUP_DRY_RUN, SETUP_HELP } SetupOption;
+typedef enum SetupOption { SETUP_CONFIG, SETUP_HELPER, SETUP_DRY_RUN } SetupOption;
 
 const CliOption sandbox_setup_options[] = {
         { "--config", SETUP_CONFIG, CLI_FILE, false },
         { "--helper", SETUP_HELPER, CLI_FILE, false },
         { "--dry-run", SETUP_DRY_RUN, CLI_FLAG, false },
-        { "--help", SETUP_HELP, CLI_FLAG, false }, /* alone: sandbox_setup_main() answers it */
         {},
 };
 
@@ -162,8 +161,6 @@ static int parse_args(int argc, char **argv, Setup *s)
                 case SETUP_DRY_RUN:
                         s->dry_run = true;
                         continue;
-                case SETUP_HELP:
-                        return usage_error("--help takes no other argument");
                 case SETUP_CONFIG:
                         slot = &s->config_path;
                         break;
@@ -193,11 +190,6 @@ int sandbox_setup_main(int argc, char **argv)
         AjError e = { 0 };
         int r;
 
-        if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-                puts("usage: agentic-job sandbox setup --config FILE [--helper FILE] [--dry-run]\n"
-                     "See agentic-job(1), SANDBOX SETUP.");
-                return 0;
-        }
         r = parse_args(argc, argv, &s);
         if (r != 0)
                 return r;
