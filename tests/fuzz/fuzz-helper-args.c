@@ -105,8 +105,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 char back[32];
 
                 require(argc == 5 && strcmp(argv[3], "--from") == 0, "proxy-log accepted in another form");
+                /* "end" (the log's size, nothing read), or plain decimal, no sign, no leading zero:
+                 * printing it back gives the argument. */
+                if (a.from_end) {
+                        require(strcmp(argv[4], "end") == 0, "--from end taken from another word");
+                        break;
+                }
                 require(a.from <= (uint64_t)INT64_MAX, "--from past INT64_MAX");
-                /* Plain decimal, no sign, no leading zero: printing it back gives the argument. */
                 (void)snprintf(back, sizeof(back), "%" PRIu64, a.from);
                 require(strcmp(back, argv[4]) == 0, "--from is not in its one spelling");
                 break;
