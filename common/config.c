@@ -1198,9 +1198,6 @@ int config_load_data(const char *path, Config **ret_config, char **ret_data, siz
         assert(ret_config);
 
         r = read_file_for_parse(path, CONFIG_MAX_SIZE, &data, &size, reterr);
-        /* Every command but setup starts by reading it: its absence is a machine not set up yet. */
-        if (r == -ENOENT && strcmp(path, CONFIG_PATH) == 0)
-                return aj_error(reterr, ENOENT, 0, 0, "%s: %s: " CONFIG_NOT_SET_UP, path, strerror(ENOENT));
         if (r < 0)
                 return r;
         r = config_parse(data, size, ret_config, &inner);
@@ -1228,5 +1225,11 @@ int config_load_trusted(const char *path, Config **ret_config, char **ret_data, 
 
 int config_load(const char *path, Config **ret_config, AjError *reterr)
 {
-        return config_load_data(path, ret_config, NULL, NULL, reterr);
+        /* Every command but setup reads the installed one: its absence is a machine not set up yet. (Not
+         * in config_load_data(), which setup calls on the file it is given, whatever its path.) */
+        int r = config_load_data(path, ret_config, NULL, NULL, reterr);
+
+        if (r == -ENOENT && strcmp(path, CONFIG_PATH) == 0)
+                return aj_error(reterr, ENOENT, 0, 0, "%s: %s: " CONFIG_NOT_SET_UP, path, strerror(ENOENT));
+        return r;
 }

@@ -122,7 +122,8 @@ int config_parse(const char *data, size_t size, Config **ret_config, AjError *re
 
 /* read_regular_nofollow() of path (at most CONFIG_MAX_SIZE) then config_parse(). The message in *reterr
  * is prefixed with the path (and line:column where known). The caller decides whether the file is to be
- * trusted (trusted_path_check()) before calling this. */
+ * trusted (trusted_path_check()) before calling this. A missing CONFIG_PATH says the machine is not set up
+ * (config_load_data(), which setup calls on the file it is given, does not). */
 int config_load(const char *path, Config **ret_config, AjError *reterr);
 
 /* config_load(), also handing over the file's bytes (NUL-terminated, size bytes): setup installs exactly

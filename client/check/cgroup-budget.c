@@ -119,7 +119,7 @@ int cgroup_memory_budget(int root_fd, const char *path, size_t top_len, bool v1,
         if (path[0] != '/' || strstr(path, "/../") || strstr(path, "/./") || top_len < 2 ||
             top_len > strlen(path) || (path[top_len] != '\0' && path[top_len] != '/'))
                 return -EINVAL;
-        /* Relative to root_fd: "./a/b", then "./a"; the root itself holds no limit. */
+        /* Relative to root_fd: "./a/b", then "./a", down to the top. */
         if (asprintf(&dir, ".%s", path) < 0)
                 return -ENOMEM;
         for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/';)

@@ -16,7 +16,6 @@
 #include "cgroup-budget.h"
 #include "cgroup.h"
 #include "macro.h"
-#include "parse.h"
 #include "probe-emit.h"
 #include "read-file.h"
 
