@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent-start.h"
 #include "clone.h"
 #include "config.h"
 #include "confine-seccomp.h"
@@ -66,6 +67,7 @@ typedef struct InsideOptions {
         bool token; /* profile: the token comes on standard input; agent: it is in the run's token file */
         bool task_stdin; /* confined: the agent's standard input is the task */
         bool login;      /* confined: run the profile's login (rest) with the token file as standard input */
+        bool agent;      /* confined: rest is the agent (not the setup command): its start is announced */
         char **rest;     /* after "--" */
 } InsideOptions;
 
@@ -111,6 +113,7 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                              : strcmp(a, "--token") == 0      ? &o->token
                              : strcmp(a, "--task-stdin") == 0 ? &o->task_stdin
                              : strcmp(a, "--login") == 0      ? &o->login
+                             : strcmp(a, "--agent") == 0      ? &o->agent
                                                               : NULL;
                 if (flag) {
                         if (*flag)
@@ -440,6 +443,34 @@ static int exec_command(char **env, char **argv, const char *stdin_path)
         return 127;
 }
 
+/* The agent in place of this process, as exec_command, once its program is found in env's PATH and its
+ * start announced on standard output (agent-start.h). Not found: the run says the agent never started,
+ * and names the program. */
+static int exec_agent(char **env, char **argv, const char *stdin_path)
+{
+        _cleanup_free_ char *found = NULL;
+        const char *path = NULL;
+        int r;
+
+        for (char **e = env; *e; e++)
+                if (strncmp(*e, "PATH=", 5) == 0)
+                        path = *e + 5;
+        r = agent_program_find(argv[0], path, &found);
+        if (r == -ENOENT) {
+                fprintf(stderr, "%s: the agent's program %s is not installed: %s\n", prog, argv[0],
+                        strchr(argv[0], '/') ? "no such executable file" : "not found in the agent's PATH");
+                return 127;
+        }
+        if (r < 0)
+                return fail("cannot look for the agent's program", strerror(-r));
+        if (fflush(stdout) != 0)
+                return fail("cannot write to the runner", strerror(errno));
+        r = write_all(STDOUT_FILENO, AGENT_STARTED_LINE, strlen(AGENT_STARTED_LINE));
+        if (r < 0)
+                return fail("cannot write to the runner", strerror(-r));
+        return exec_command(env, argv, stdin_path);
+}
+
 /* The host end of the bridge (unless login), then bubblewrap around `run-inside confined`, which runs
  * argv inside (the setup command's shell or the agent; with login, argv with the token as its standard
  * input); its status is theirs. The task is bound in for the agent alone: the setup command and the
@@ -486,6 +517,7 @@ static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bo
         r = r < 0 || !bridge_on ? r : strv_push(&argv, strdup("--bridge"));
         r = r < 0 || !login ? r : strv_push(&argv, strdup("--login"));
         r = r < 0 || login || !o->task_stdin ? r : strv_push(&argv, strdup("--task-stdin"));
+        r = r < 0 || login || o->setup ? r : strv_push(&argv, strdup("--agent"));
         r = r < 0 ? r : strv_push(&argv, strdup("--"));
         for (char **a = args; r >= 0 && *a; a++)
                 r = strv_push(&argv, strdup(*a));
@@ -630,7 +662,7 @@ static int inside_agent(const InsideOptions *o)
                 inner.task_stdin = p->stdin_from == PROFILE_STDIN_TASK;
                 return run_in_bubblewrap(&inner, env.v, argv.v, false);
         }
-        return exec_command(env.v, argv.v, p->stdin_from == PROFILE_STDIN_TASK ? pl.task : NULL);
+        return exec_agent(env.v, argv.v, p->stdin_from == PROFILE_STDIN_TASK ? pl.task : NULL);
 }
 
 /* ---- clone-agent: the clone, then the agent, in one enter ---- */
@@ -834,7 +866,7 @@ static int inside_confined(const InsideOptions *o)
         if (asprintf(&task, "%s/task", o->run_dir) < 0 || asprintf(&token, "%s/token/token", o->run_dir) < 0)
                 return fail("out of memory", NULL);
         if (o->login) {
-                if (o->bridge || o->task_stdin)
+                if (o->bridge || o->task_stdin || o->agent)
                         return fail("confined: usage", NULL);
                 return exec_command(environ, o->rest, token);
         }
@@ -843,6 +875,8 @@ static int inside_confined(const InsideOptions *o)
                 if (r < 0)
                         return fail("cannot start the bridge inside the confinement", strerror(-r));
         }
+        if (o->agent)
+                return exec_agent(environ, o->rest, o->task_stdin ? task : NULL);
         return exec_command(environ, o->rest, o->task_stdin ? task : NULL);
 }
 

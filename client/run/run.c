@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent-start.h"
 #include "check-line.h"
 #include "check-record.h"
 #include "check-text.h"
@@ -101,6 +102,7 @@ typedef struct Run {
         bool ended; /* the last end_sandbox() succeeded, and nothing has entered the sandbox user since */
         char ended_detail[SUMMARY_TEXT_MAX]; /* what it reported */
         char clone_bounds[5][24];            /* clone_args()'s numbers, decimal */
+        bool clone_http_error; /* the clone's error was an HTTP status (libgit2: "... status code ...") */
 } Run;
 
 static void phase_start(const char *name)
@@ -428,6 +430,17 @@ static char *first_line(char *s)
         return s;
 }
 
+/* The last line that is not empty: where the sandbox side stopped, it said why last. */
+static char *last_line(char *s)
+{
+        char *nl;
+
+        for (size_t n = strlen(s); n > 0 && s[n - 1] == '\n'; n--)
+                s[n - 1] = '\0';
+        nl = strrchr(s, '\n');
+        return nl ? nl + 1 : s;
+}
+
 /* run-inside OP and the clone's arguments, into args (room for CLONE_ARGS_MAX); how many. The bounds'
  * numbers are in run->clone_bounds. */
 #define CLONE_ARGS_MAX (24 + 2 * RUN_TRUSTED_PATHS_MAX)
@@ -492,6 +505,7 @@ static int clone_outcome(Run *run, const CloneOut *out, int status, bool one_ent
                         (void)snprintf(detail, sizeof(detail), "the sandbox side ended with status %d",
                                        status);
                 phase_end(run, "clone", t0, false, detail);
+                run->clone_http_error = strcasestr(out->err, "status code") != NULL;
                 return RUN_EXIT_NOT_RUN;
         }
         if (p->commit && strcmp(run->summary.commit, p->commit) != 0) {
@@ -751,8 +765,13 @@ static int phase_profile(Run *run)
 
 /* ---- setup and agent ---- */
 
+/* The agent's output as it comes: its start line taken out of standard output (agent-start.h), the
+ * beginning of its standard error kept to say why, where it never started. */
 typedef struct AgentOut {
         OutputFilter out, err;
+        AgentStartReader start;
+        char first_err[STDERR_KEEP + 1];
+        size_t n_first_err;
 } AgentOut;
 
 static int write_stdout(const char *data, size_t n, void *userdata)
@@ -770,8 +789,12 @@ static int write_stderr(const char *data, size_t n, void *userdata)
 static int agent_on_out(const char *data, size_t n, void *userdata)
 {
         AgentOut *a = userdata;
+        size_t replay, skip = agent_start_feed(&a->start, data, n, &replay);
 
-        (void)output_filter_feed(&a->out, data, n, write_stdout, NULL);
+        if (replay > 0)
+                (void)output_filter_feed(&a->out, AGENT_STARTED_LINE, replay, write_stdout, NULL);
+        if (skip < n)
+                (void)output_filter_feed(&a->out, data + skip, n - skip, write_stdout, NULL);
         return 0;
 }
 
@@ -779,6 +802,7 @@ static int agent_on_err(const char *data, size_t n, void *userdata)
 {
         AgentOut *a = userdata;
 
+        (void)keep_err(a->first_err, &a->n_first_err, data, n);
         (void)output_filter_feed(&a->err, data, n, write_stderr, NULL);
         return 0;
 }
@@ -840,7 +864,10 @@ static int agent_outcome(Run *run, const char *phase, const Pump *pump, int r, E
                          long long t0)
 {
         char detail[SUMMARY_TEXT_MAX];
+        size_t held = agent_start_end(&out->start);
 
+        if (held > 0)
+                (void)output_filter_feed(&out->out, AGENT_STARTED_LINE, held, write_stdout, NULL);
         (void)output_filter_flush(&out->out, write_stdout, NULL);
         (void)output_filter_flush(&out->err, write_stderr, NULL);
         if (r < 0) {
@@ -856,6 +883,13 @@ static int agent_outcome(Run *run, const char *phase, const Pump *pump, int r, E
                 (void)snprintf(detail, sizeof(detail), "out of time after %u s", run->plan.timeout);
                 phase_end(run, phase, t0, false, detail);
                 return RUN_EXIT_TIMEOUT;
+        }
+        if (strcmp(phase, "agent") == 0 && !out->start.started && !out->start.other) {
+                (void)snprintf(
+                        detail, sizeof(detail), "the agent did not start (status %d): %.400s", pump->status,
+                        out->n_first_err ? last_line(out->first_err) : "the sandbox side said nothing");
+                phase_end(run, phase, t0, false, detail);
+                return RUN_EXIT_NOT_RUN;
         }
         (void)snprintf(detail, sizeof(detail), "%sexit status %d; then %.400s",
                        strcmp(phase, "setup") == 0 && pump->status != 0 ? "the setup command failed: " : "",
@@ -1253,6 +1287,33 @@ static void take_log_offset(Run *run)
         run->log_offset = n;
 }
 
+/* A clone that failed on an HTTP status: libgit2 says only "unexpected http status code: 403", so
+ * the run's egress log says what the proxy did: the first request it denied and why, or that it denied
+ * none (then the refusal was squid's own, such as a name that does not resolve). The log's fields are
+ * the sandbox side's requests: escaped as a detail is. */
+static void explain_clone(Run *run)
+{
+        const Summary *s = &run->summary;
+        char line[2 * PATH_MAX], safe[2 * SUMMARY_TEXT_MAX];
+
+        if (s->n_denied > 0)
+                (void)snprintf(
+                        line, sizeof(line),
+                        "the egress proxy denied %u of the run's requests, the first: %.16s %.200s%.200s: "
+                        "%.200s (each request in %s/" RUN_EGRESS_NAME ")",
+                        s->egress_denied, s->denied[0].method, s->denied[0].host, s->denied[0].path,
+                        s->denied[0].reason, run->plan.out_dir);
+        else
+                (void)snprintf(
+                        line, sizeof(line),
+                        "the egress proxy denied none of the run's %u requests: an error status came from "
+                        "squid itself or from the server (a name that does not resolve, a host that does "
+                        "not answer: 502, 503, 504) (each request in %s/" RUN_EGRESS_NAME ")",
+                        s->egress_requests, run->plan.out_dir);
+        (void)check_escape(line, safe, sizeof(safe));
+        say("clone: %s", safe);
+}
+
 static void phase_egress_log(Run *run)
 {
         _cleanup_close_ int fd = -EBADF;
@@ -1292,6 +1353,8 @@ static void phase_egress_log(Run *run)
                        r == -EFBIG ? " (cut at 64 MiB)" : "", run->summary.egress_requests,
                        run->summary.egress_denied);
         phase_end(run, "egress-log", t0, true, detail);
+        if (run->clone_http_error)
+                explain_clone(run);
 }
 
 /* ---- disposal ---- */

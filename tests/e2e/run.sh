@@ -304,6 +304,31 @@ expect_eq "a failing agent: status 1" 1 "$status"
 expect_contains "... its status in the summary" "exit status 7" "$(cat "$RUNNER_HOME/run-fail/summary.md")"
 expect_eq "... nothing survived" 0 "$(sandbox_processes)"
 
+# An agent whose program is not installed never started (status 4, safe to retry), in the clone's enter
+# and in an enter of its own (after a setup command), and the summary names the program. An agent that
+# ends as a missing program would (127, "command not found") failed: its start was said before it ran,
+# and what it prints cannot take that back.
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-missing" \
+        --patch -- ajt-no-such-agent --flag
+expect_eq "an agent program not installed: status 4" 4 "$status"
+[ "$status" = 4 ] || show
+expect_contains "... the summary says it never started" "not-started" "$(cat "$RUNNER_HOME/run-missing/summary.md")"
+expect_contains "... and names the program" "the agent's program ajt-no-such-agent is not installed: not found in the agent's PATH" \
+        "$(cat "$RUNNER_HOME/run-missing/summary.md")"
+expect_contains "... standard error too" "ajt-no-such-agent is not installed" "$(cat "$work/run.err")"
+expect_eq "... nothing survived" 0 "$(sandbox_processes)"
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-missing2" \
+        --setup true --patch -- /opt/ajt/no-such-agent
+expect_eq "an agent path that does not exist, after a setup command: status 4" 4 "$status"
+expect_contains "... named" "the agent's program /opt/ajt/no-such-agent is not installed: no such executable file" \
+        "$(cat "$RUNNER_HOME/run-missing2/summary.md")"
+run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-127" \
+        --patch -- /bin/sh -c 'printf "agentic-job: the agent starts\n"; echo "sh: 1: claude: not found" >&2; exit 127'
+expect_eq "an agent that ends as a missing program would: status 1" 1 "$status"
+expect_contains "... its status in the summary" "exit status 127" "$(cat "$RUNNER_HOME/run-127/summary.md")"
+expect_eq "... the start line it printed itself passes as its output" "1 agentic-job: the agent starts" \
+        "$(grep -c '^agentic-job: the agent starts$' "$work/run.out") $(grep '^agentic-job: the agent' "$work/run.out")"
+
 run_as_runner --repo "$REPO" --commit "$PR_COMMIT" --base main --task "$work/task.md" --out "$RUNNER_HOME/run-slow" \
         --timeout 3 --patch -- "$AGENT" sleep
 expect_eq "a timeout: status 124" 124 "$status"
@@ -673,6 +698,11 @@ run_as_runner --repo "$URL" --ref pr --base main --task "$work/task.md" --out "$
         --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"
 expect_eq "without a rule for git-upload-pack: never started (4)" 4 "$status"
 expect_contains "... the clone says why" "clone: FAILED" "$(cat "$work/run.err")"
+expect_contains "... and what the egress proxy did, from the run's egress log" \
+        "clone: the egress proxy denied 1 of the run's requests, the first: POST www.fake.test/git/fixture.git/git-upload-pack: " \
+        "$(cat "$work/run.err")"
+expect_contains "... and where that log is" "(each request in $RUNNER_HOME/run-https-refused/egress.jsonl)" \
+        "$(cat "$work/run.err")"
 cp -p "$POLICY" "$work/policy.orig"
 on_exit "cp -p $work/policy.orig $POLICY; $CLIENT egress stop; $CLIENT egress start"
 printf '\n[[write]]\nname = "ajt-git-fetch"\nwhy = "the fake git server: fetch only"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/git/**/git-upload-pack"]\n' >>"$POLICY"
