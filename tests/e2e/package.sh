@@ -7,8 +7,8 @@
 # helper_path), and the installed manual pages name those paths, which exist. Then the installed client
 # sets the host up (with the egress proxy, so squid runs the packaged decision helper and template), the
 # check passes as the runner and a command runs as the sandbox user through the packaged helper. Last,
-# `dpkg --purge`: every file `dpkg -L` listed is gone, and every directory too unless another package
-# still owns it.
+# `dpkg --purge`: its prerm stopped the egress proxy (squid ran the package's decision helper), and every
+# file `dpkg -L` listed is gone, and every directory too unless another package still owns it.
 #
 # What the purge leaves is setup's, not the package's, and this test does not look at it: the users
 # (runner-sandbox, egress-proxy) and the sandbox's home, /etc/agentic-job, /etc/sudoers.d/zz-agentic-job
@@ -234,19 +234,21 @@ expect_eq "the runner lost general sudo" 1 "$(as_runner sudo -n true </dev/null 
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# purge"
-# The proxy first: squid runs the package's decision helper. Which listed paths are directories, before
-# they go.
+# Which listed paths are directories, before they go.
 while read -r p; do
         if [ -d "$p" ] && [ ! -L "$p" ]; then echo "$p"; fi
 done <"$work/listed" >"$work/listed-dirs"
-agentic-job egress stop </dev/null >"$work/stop.out" 2>&1 || sed 's/^/# egress stop: /' "$work/stop.out"
-expect_eq "egress stop ended the decision helper" 0 "$(acl_running)"
 if dpkg --purge "$PKG" </dev/null >"$work/purge.log" 2>&1; then
         pass "dpkg --purge"
 else
         sed 's/^/# dpkg: /' "$work/purge.log"
         fail "dpkg --purge"
 fi
+# The package's prerm stopped the proxy setup started: no squid of the proxy user, no decision helper of
+# a removed package.
+expect_contains "the prerm stopped the egress proxy" "egress proxy stopped" "$(cat "$work/purge.log")"
+expect_eq "no decision helper runs" 0 "$(acl_running)"
+expect_eq "no process of the proxy user runs" 0 "$(pgrep -c -u egress-proxy)"
 expect_eq "the package is not installed" "" \
         "$(dpkg-query -W -f '${db:Status-Status}' "$PKG" 2>/dev/null | grep -v '^not-installed$')"
 files=0
