@@ -154,7 +154,7 @@ echo "# action/action.yml: the install step ($MODE, through the runner's sudo)"
 composite install "$ACTION" "$INPUTS" --until install
 [ "$status" = 0 ] || show install
 expect_eq "install: status 0" 0 "$status"
-expect_eq "install: only that step ran" "['install']" "$(state install '["order"]')"
+expect_eq "install: only the inputs' check and that step ran" "['inputs', 'install']" "$(state install '["order"]')"
 expect_eq "install: output client" "$CLIENT" "$(state install '["steps"]["install"]["outputs"]["client"]')"
 expect_eq "install: output share" "$PREFIX/share/agentic-job" "$(state install '["steps"]["install"]["outputs"]["share"]')"
 if [ "$MODE" = build ]; then
@@ -207,11 +207,12 @@ groups = $KVM
 [egress]
 proxy = false"
 expect_absent "the dry runs changed nothing" /etc/agentic-job
-# refuse NAME INPUTS MESSAGE
+# refuse NAME INPUTS MESSAGE: the first step, the inputs' check, fails, and its annotation says why.
 refuse() {
-        composite "$1" "$ACTION" "$2" --only config
+        composite "$1" "$ACTION" "$2" --only inputs
         expect_eq "$1: the step fails" 1 "$status"
-        expect_contains "$1: it says why" "$3" "$(cat "$work/$1.log")"
+        expect_contains "$1: an ::error:: annotation says why" "::error title=agentic-job::agentic-job action: $3" \
+                "$(cat "$work/$1.log")"
 }
 refuse gen-mixed '{"config": "agentic-job.toml", "lock": "false"}' \
         "input lock is set together with config: put it in the configuration file instead"
@@ -221,6 +222,14 @@ refuse gen-egress '{"egress": "off"}' "input egress must be true or false, not '
 refuse gen-name '{"sandbox-user": "Builder"}' "input sandbox-user is not a user name: 'Builder'"
 refuse gen-inject '{"sandbox-user": "x\"\n[egress]\nproxy = false\n#"}' "input sandbox-user is not a user name"
 refuse gen-missing '{"config": "no-such.toml"}' "config: no such file: no-such.toml"
+refuse gen-check '{"check": "maybe"}' "input check must be true or false, not 'maybe'"
+refuse gen-policy '{"egress-policy": "no-such.toml"}' "egress-policy: no such file: no-such.toml"
+refuse gen-policy-off '{"egress": "false", "egress-policy": "agentic-job.toml"}' "egress-policy is set, but egress is false"
+refuse gen-package '{"package": "agentic-job.toml"}' "package: not a .deb: agentic-job.toml"
+# An input that would start a workflow command of its own, on a line of its own in the annotation: its
+# newline is %0A, so the runner reads one command, the action's.
+refuse gen-forge '{"sandbox-user": "x\n::warning title=forged::forged"}' "input sandbox-user is not a user name: 'x%0A::warning title=forged::forged'"
+expect_eq "gen-forge: no line of the log begins a command of the input's" 0 "$(grep -c '^::warning' "$work/gen-forge.log")"
 composite gen-unknown "$ACTION" '{"lok": "true"}' --only config
 expect_eq "an input the action does not declare: the stand-in refuses it" 2 "$status"
 
@@ -229,7 +238,7 @@ echo "# action/action.yml: the rest of its steps, in order, after the install"
 composite secure "$ACTION" "$INPUTS" --from config --prior "$work/install.json"
 show secure
 expect_eq "secure: status 0" 0 "$status"
-expect_eq "secure: every step, in order" "['install', 'config', 'setup', 'sandbox', 'check']" "$(state secure '["order"]')"
+expect_eq "secure: every step, in order" "['inputs', 'install', 'config', 'setup', 'sandbox', 'check']" "$(state secure '["order"]')"
 expect_eq "output sandbox-user" "$SANDBOX" "$(state secure '["outputs"]["sandbox-user"]')"
 SANDBOX_HOME=$(getent passwd "$SANDBOX" | cut -d: -f6)
 SANDBOX_UID=$(id -u "$SANDBOX" 2>/dev/null || echo none)
@@ -243,6 +252,11 @@ expect_eq "the installed configuration is the caller's file, byte for byte" \
         "$(sha256sum <"$WORKSPACE/agentic-job.toml")" "$(sha256sum </etc/agentic-job/config.toml)"
 expect_eq "setup's last stage, the lock, ran" 1 "$(grep -c '^stage lock: .* ok$' "$work/secure.log")"
 expect_eq "the runner user has lost sudo" 1 "$(runuser -u "$RUNNER" -- sudo -n true >/dev/null 2>&1; echo $?)"
+# The next job on this runner, were it reused: the first step says so, before any build.
+composite again "$ACTION" "$INPUTS"
+expect_eq "a second job on the machine: the action fails" "1 ['inputs']" "$status $(state again '["order"]')"
+expect_contains "... in its first step, which says why" \
+        "::error title=agentic-job::agentic-job action: this machine was set up by an earlier job" "$(cat "$work/again.log")"
 POLICY=/opt/egress-proxy/policy/policy.toml
 expect_contains "the egress policy holds the input's rule" 'name = "ajt-upload"' "$(cat "$POLICY" 2>&1)"
 expect_contains "... after the shipped rules" 'name = "git-fetch"' "$(cat "$POLICY" 2>&1)"
@@ -358,7 +372,7 @@ composite run "$ACTION/run" "$RUN_INPUTS"
 wait "$watcher"
 show run
 expect_eq "run: status 0" 0 "$status"
-expect_eq "run: its steps, sandbox end last" "['check', 'run', 'end']" "$(state run '["order"]')"
+expect_eq "run: its steps, sandbox end last" "['inputs', 'check', 'run', 'end']" "$(state run '["order"]')"
 expect_contains "run: the check took the hardening step's record" "no probe made" "$(cat "$work/run.log")"
 expect_eq "run: output status" 0 "$(state run '["outputs"]["status"]')"
 OUT=$RUNNER_TEMP/agentic-job-run
@@ -390,6 +404,14 @@ expect_eq "run-fail: its check passed, every probe made" "0 $checked" \
 expect_eq "run-fail: output status, the run's" 1 "$(state run-fail '["outputs"]["status"]')"
 expect_eq "run-fail: out, the next free name" "$RUNNER_TEMP/agentic-job-run-2" "$(state run-fail '["outputs"]["out"]')"
 expect_contains "run-fail: the summary says so" "(exit 1)" "$(cat "$work/run-fail.summary")"
+expect_contains "run-fail: an annotation names the result" \
+        "::error title=agentic-job run::agentic-job run action: agentic-job run ended with status 1 (agent-failed): $RUNNER_TEMP/agentic-job-run-2/summary.md says why" \
+        "$(cat "$work/run-fail.log")"
+composite run-none "$ACTION/run" "$(printf '{"repo": "%s", "ref": "main", "base": "main", "task": "task.md"}' "$REPO")"
+expect_eq "run with neither outputs nor patch: refused in the first step" "1 ['inputs', 'end']" \
+        "$status $(state run-none '["order"]')"
+expect_contains "... which says why" "nothing to export: give outputs (one path a line), patch: true, or both" \
+        "$(cat "$work/run-none.log")"
 composite run-both "$ACTION/run" "$(printf '{"repo": "%s", "ref": "main", "commit": "%s", "base": "main", "task": "task.md", "outputs": "x"}' "$REPO" "$COMMIT")"
 expect_eq "run with commit and ref: the action fails" 1 "$status"
 expect_contains "... and says why" "inputs commit and ref exclude each other" "$(cat "$work/run-both.log")"
@@ -419,6 +441,10 @@ expect_eq "check-fail: the step fails with the check's status" "1 1" "$status $(
 expect_contains "check-fail: the failed probe is in the summary" "| FAIL | \`private-dir:$RUNNER_HOME\` |" \
         "$(cat "$work/check-fail.summary")"
 expect_eq "check-fail: output record empty" "" "$(state check-fail '["outputs"]["record"]')"
+expect_contains "check-fail: an annotation says the check failed" \
+        "::error title=agentic-job::agentic-job action: sandbox check failed: " "$(cat "$work/check-fail.log")"
+expect_contains "... and names the first failure" "failed, the first: FAIL [private-dir:$RUNNER_HOME]" \
+        "$(cat "$work/check-fail.log")"
 expect_absent "check-fail: no record" "$RECORD"
 
 # ---------------------------------------------------------------------------------------------------------
