@@ -55,6 +55,16 @@ int unix_diag_parse(const void *payload, size_t len, UnixSocket *ret)
                         ret->vfs_dev = v.udiag_vfs_dev;
                         break;
                 }
+                case UNIX_DIAG_UID: {
+                        uint32_t uid;
+
+                        if (n < sizeof(uid))
+                                return -EBADMSG;
+                        memcpy(&uid, RTA_DATA(a), sizeof(uid));
+                        ret->has_uid = true;
+                        ret->uid = uid;
+                        break;
+                }
                 default:
                         break;
                 }
@@ -89,7 +99,7 @@ static int dump_request(int fd)
                        .nlmsg_seq = 1 },
                 .r = { .sdiag_family = AF_UNIX,
                        .udiag_states = (1U << DIAG_TCP_LISTEN) | (1U << DIAG_TCP_CLOSE),
-                       .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS },
+                       .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_UID },
         };
         struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
 

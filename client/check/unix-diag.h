@@ -3,7 +3,8 @@
  * not as /proc/net/unix prints their names: the name a socket was bound with says nothing of where its
  * file is now (renamed, hard-linked elsewhere and unlinked, bound by a relative name), and an abstract
  * name may hold NULs that the text cannot show. The inode of the file a socket is bound to
- * (UNIX_DIAG_VFS) is what a probe can look for. */
+ * (UNIX_DIAG_VFS) is what a probe can look for; its owner (UNIX_DIAG_UID) says whether it is another
+ * user's. */
 #pragma once
 
 #include <stdbool.h>
@@ -20,6 +21,8 @@ typedef struct UnixSocket {
         bool has_vfs;     /* bound to a file: vfs_ino and vfs_dev say which */
         uint32_t vfs_ino; /* the file's inode number */
         uint32_t vfs_dev; /* its device, in the kernel's encoding (unix_diag_same_dev() compares) */
+        bool has_uid;     /* the kernel said whose it is (UNIX_DIAG_UID, Linux 5.3 and later) */
+        uint32_t uid;     /* the uid that made it, as this user namespace sees it */
         size_t name_len;  /* 0: not bound; a path's without its NUL, an abstract name's whole */
         char name[UNIX_DIAG_NAME_MAX + 1]; /* as bound, NUL-terminated: an abstract one starts with '\0' */
 } UnixSocket;

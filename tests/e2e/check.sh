@@ -525,7 +525,7 @@ abstract_pid=$!
 on_exit "kill $abstract_pid"
 for _ in $(seq 100); do [ -s "$work/abstract.ready" ] && break; sleep 0.05; done
 expect_failing "an abstract socket of root's" "local-abstract"
-expect_contains "it is named" "@ajt-check-abstract" "$(grep '^FAIL \[local-abstract\]' "$work/out")"
+expect_contains "it is named, with its owner" "@ajt-check-abstract (uid 0)" "$(grep '^FAIL \[local-abstract\]' "$work/out")"
 sed -i 's|^control-url = .*|&\nallow-sockets = ["@ajt-check-abstract"]|' /etc/agentic-job/config.toml
 expect_failing "the same socket in [sandbox.check] allow-sockets" ""
 cp -p "$work/installed.toml" /etc/agentic-job/config.toml

@@ -11,6 +11,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/unix_diag.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,9 @@ static int on_socket(const UnixSocket *s, void *userdata)
                         ck_assert(unix_diag_same_dev(w->st.st_dev, s->vfs_dev));
                 } else
                         ck_assert(!s->has_vfs);
+                /* Whose it is: this test's own (the kernels CI and the hosts run all tell it). */
+                ck_assert(s->has_uid);
+                ck_assert_uint_eq(s->uid, getuid());
                 w->found = true;
         }
         return 0;
@@ -244,6 +248,15 @@ START_TEST(test_parse_refuses_malformed)
         buf.s.a.rta_type = UNIX_DIAG_VFS;
         buf.s.a.rta_len = RTA_LENGTH(4);
         ck_assert_int_eq(unix_diag_parse(&buf, sizeof(buf.s.m) + RTA_SPACE(4), &u), -EBADMSG);
+        /* The owner's uid: four bytes, no fewer. */
+        buf.s.a.rta_type = UNIX_DIAG_UID;
+        buf.s.a.rta_len = RTA_LENGTH(2);
+        ck_assert_int_eq(unix_diag_parse(&buf, sizeof(buf.s.m) + RTA_SPACE(2), &u), -EBADMSG);
+        buf.s.a.rta_len = RTA_LENGTH(4);
+        memcpy(buf.s.name, &(uint32_t){ 1001 }, 4);
+        ck_assert_int_eq(unix_diag_parse(&buf, sizeof(buf.s.m) + RTA_SPACE(4), &u), 0);
+        ck_assert(u.has_uid);
+        ck_assert_uint_eq(u.uid, 1001);
 }
 END_TEST
 
