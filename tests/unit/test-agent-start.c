@@ -122,7 +122,7 @@ END_TEST
 START_TEST(test_other_output_kept)
 {
         static const char *texts[] = { "hello\n", "agentic-job: the agent",
-                                       "agentic-job: the agent startsX\n", "a" AGENT_STARTED_LINE };
+                                       "agentic-job: the agent startsX\n", ("a" AGENT_STARTED_LINE) };
 
         for (size_t t = 0; t < sizeof(texts) / sizeof(*texts); t++)
                 for (size_t step = 1; step <= 64; step++) {
