@@ -9,6 +9,7 @@
 #define PROBE_PODMAN     "/usr/bin/podman"
 #define PROBE_PROGRAM_MS 10000 /* any program a probe runs */
 #define PROBE_PULL_MS    30000 /* an image through the proxy, or from an archive */
+#define PROBE_POLKIT_MS  20000 /* what waits on polkitd: one thread for every question of the machine */
 #define PROBE_SIGNALLED  256   /* probe_run_timed()'s status for a program signal N ended: 256+N */
 
 /* Runs argv (argv[0] absolute) with environment env, standard input from /dev/null, its standard output

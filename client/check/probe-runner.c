@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,17 +25,30 @@
 #define TRUE_PATH    "/bin/true"
 #define OUT_MAX      (64 * 1024)
 
-/* argv under timeout(1) (10 s: none of these waits for anyone), standard input /dev/null, no terminal:
- * the exit status, its output and standard error in *ret_out. */
-static int attempt(char *const *argv, char **ret_out)
+/* sudo waits for nobody; run0 and pkexec wait on polkitd, which answers every question of the machine
+ * one at a time. */
+#define ATTEMPT_S        "10"
+#define ATTEMPT_POLKIT_S "20"
+
+/* argv under timeout(1) (seconds), standard input /dev/null, no terminal: the exit status, its output
+ * and standard error in *ret_out. */
+static int attempt(const char *seconds, char *const *argv, char **ret_out)
 {
-        char *line[16] = { (char *)TIMEOUT_PATH, (char *)"10" };
+        char *line[16] = { (char *)TIMEOUT_PATH, (char *)seconds };
         char *env[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C", NULL };
         size_t k = 2;
 
         for (; *argv && k + 1 < ELEMENTSOF(line); argv++)
                 line[k++] = *argv;
         return spawn_wait(line, env, SPAWN_MERGE_STDERR, OUT_MAX, ret_out, NULL);
+}
+
+/* Whether an attempt's status is the program's own refusal. timeout(1) ends with 124 when it killed the
+ * program, 125 to 127 when it could not run it, 128+N after signal N: no answer, which never passes.
+ * pkexec refuses with 127 (126: a dialog dismissed), a program found executable just before. */
+static bool attempt_refused(int status, bool pkexec)
+{
+        return (status > 0 && status < 124) || (pkexec && (status == 126 || status == 127));
 }
 
 /* spawn_first_line() of what a program said, which may be nothing. */
@@ -66,7 +80,7 @@ void probe_runner_lock(Report *rep, const Config *c)
                                  (char *)"helper",  (char *)"ping", NULL };
 
                 t = probe_now_ms();
-                r = attempt(ping, &out);
+                r = attempt(ATTEMPT_S, ping, &out);
                 if (r != 0) {
                         report_addf(rep, "runner-sudo-control", CHECK_FAIL, probe_now_ms() - t, false,
                                     "sudo -n %s helper ping: status %d: %s", HELPER_PATH, r,
@@ -85,14 +99,16 @@ void probe_runner_lock(Report *rep, const Config *c)
                         report_addf(rep, "runner-sudo-control", CHECK_OK, probe_now_ms() - t, false,
                                     "sudo runs the helper for the runner (helper ping)");
                         t = probe_now_ms();
-                        r = attempt(tru, &o2);
-                        report_addf(rep, "runner-sudo", r != 0 ? CHECK_OK : CHECK_FAIL, probe_now_ms() - t,
-                                    false,
-                                    r != 0 ? "sudo -n " TRUE_PATH " refused (status %d: %s)"
-                                           : "sudo -n " TRUE_PATH " ran as root (status %d%s)",
+                        r = attempt(ATTEMPT_S, tru, &o2);
+                        report_addf(rep, "runner-sudo", attempt_refused(r, false) ? CHECK_OK : CHECK_FAIL,
+                                    probe_now_ms() - t, false,
+                                    attempt_refused(r, false) ? "sudo -n " TRUE_PATH
+                                                                " refused (status %d: %s)"
+                                    : r == 0 ? "sudo -n " TRUE_PATH " ran as root (status %d%s)"
+                                             : "sudo -n " TRUE_PATH ": cannot tell (status %d: %s)",
                                     r, r != 0 ? first_line_of(o2, line, sizeof(line)) : "");
                         t = probe_now_ms();
-                        r = attempt(list, &o3);
+                        r = attempt(ATTEMPT_S, list, &o3);
                         if (r != 0)
                                 report_addf(rep, "runner-sudo-list", CHECK_FAIL, probe_now_ms() - t, false,
                                             "sudo -n -l: status %d: %s", r,
@@ -123,6 +139,7 @@ void probe_runner_lock(Report *rep, const Config *c)
 
                 for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
                         _cleanup_free_ char *out = NULL;
+                        bool refused;
 
                         t = probe_now_ms();
                         if (access(tries[i].path, X_OK) < 0) {
@@ -130,11 +147,13 @@ void probe_runner_lock(Report *rep, const Config *c)
                                             "%s is not installed: nothing to refuse", tries[i].path);
                                 continue;
                         }
-                        r = attempt(tries[i].argv, &out);
-                        report_addf(rep, tries[i].name, r != 0 ? CHECK_OK : CHECK_FAIL, probe_now_ms() - t,
+                        r = attempt(ATTEMPT_POLKIT_S, tries[i].argv, &out);
+                        refused = attempt_refused(r, strcmp(tries[i].path, PKEXEC_PATH) == 0);
+                        report_addf(rep, tries[i].name, refused ? CHECK_OK : CHECK_FAIL, probe_now_ms() - t,
                                     false,
-                                    r != 0 ? "%s refused the runner a command as root (status %d: %s)"
-                                           : "%s ran a command as root for the runner (status %d%s)",
+                                    refused  ? "%s refused the runner a command as root (status %d: %s)"
+                                    : r == 0 ? "%s ran a command as root for the runner (status %d%s)"
+                                             : "%s: cannot tell (status %d: %s)",
                                     tries[i].path, r, r != 0 ? first_line_of(out, line, sizeof(line)) : "");
                 }
         }

@@ -156,7 +156,7 @@ static void list_add(char *list, const char *name, size_t name_len, const UnixSo
                 shown[k++] = c;
         }
         shown[k] = '\0';
-        if (owner && owner->has_uid)
+        if (owner->has_uid)
                 (void)snprintf(uid, sizeof(uid), " (uid %u)", (unsigned)owner->uid);
         (void)snprintf(list + l, CHECK_DETAIL_MAX - l, "%s%s%s", l ? " " : "", shown, uid);
 }

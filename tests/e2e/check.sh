@@ -89,6 +89,17 @@ show() {
         sed 's/^/# | /' "$work/out" "$work/err"
 }
 
+# unexpected_fails "NAMES...": the FAIL lines of any other probe, each after "; ", cut at 300 characters:
+# the "not ok" line itself says why, as a CI log's tail repeats no more than it.
+unexpected_fails() {
+        local line name
+        while IFS= read -r line; do
+                name=${line#FAIL [}
+                name=${name%%]*}
+                [[ " $1 " == *" $name "* ]] || printf '; %s' "${line:0:300}"
+        done < <(grep '^FAIL \[' "$work/out")
+}
+
 # expect_failing WHAT "NAMES...": the check (with CHECK_ARGS) fails (status 1) with exactly these probe
 # names, and says so on standard error; or, with no names, passes (status 0).
 CHECK_ARGS=()
@@ -108,7 +119,7 @@ expect_failing() {
         if [ "$status" = 1 ] && [ "$failed" = "$want" ]; then
                 pass "$what: exactly {$want} fail"
         else
-                fail "$what: status $status, failed {$failed}, expected {$want}"
+                fail "$what: status $status, failed {$failed}, expected {$want}$(unexpected_fails "$want")"
                 show
         fi
         expect_eq "$what: standard error names them" \
@@ -372,6 +383,40 @@ await_polkit org.freedesktop.systemd1.manage-units 1
 loginctl disable-linger "$SANDBOX" 2>/dev/null
 systemctl reset-failed "user-runtime-dir@$SB_UID.service" "user@$SB_UID.service" 2>/dev/null
 expect_failing "setup's polkit rule back" ""
+# polkitd slow: one thread answers every question of the machine, and on a loaded runner logind waited
+# longer than a program's 10 s on it (CI, bookworm). A rule read before setup's that takes 12 s of the
+# sandbox user's lingering and says nothing: setup's rule still answers no, only later. The probe waits
+# on polkitd longer than on a program, and a refusal late is still a refusal, never a failure.
+SLOW_RULE=$RULES/0-ajt-slow.rules
+on_exit "rm -f $SLOW_RULE /etc/polkit-1/ajt-slow.rules.new"
+printf 'polkit.addRule(function (action, subject) {\n        if (action.id == "org.freedesktop.login1.set-self-linger" && subject.user == "%s") {\n                var end = Date.now() + 12000;\n                while (Date.now() < end) {}\n        }\n});\n' \
+        "$SANDBOX" >/etc/polkit-1/ajt-slow.rules.new && mv /etc/polkit-1/ajt-slow.rules.new "$SLOW_RULE"
+slow=0
+for _ in 1 2 3 4 5; do
+        start=$(date +%s)
+        answer=$(polkit_answer org.freedesktop.login1.set-self-linger)
+        [ "$answer" = 1 ] && [ $(($(date +%s) - start)) -ge 11 ] && { slow=1; break; }
+        sleep 1
+done
+expect_eq "polkitd takes 12 s to refuse the sandbox user's lingering" 1 "$slow"
+expect_failing "polkitd 12 s slow on lingering" ""
+expect_contains "... linger: refused, late" "ok [linger] loginctl enable-linger refused (status 1: " "$(cat "$work/out")"
+expect_eq "... the check did wait on polkitd (at least 12 s)" 1 "$([ "$elapsed_ms" -ge 12000 ] && echo 1 || echo 0)"
+rm -f "$SLOW_RULE"
+await_polkit org.freedesktop.systemd1.manage-units 1
+# No answer is no refusal. A run0 that never answers, where systemd has none (bookworm: the helper's enter
+# does not use run0 there): a stand-in, as no polkit rule can hold an answer back longer than polkitd's
+# own 15 s. Both probes wait 20 s for it, and neither reads its end as a refusal.
+if [ -z "$RUN0" ]; then
+        on_exit "rm -f /usr/bin/run0"
+        printf '#!/bin/sh\n[ "$1" = --version ] && exit 0\nexec sleep 120\n' >/usr/bin/run0
+        chmod 0755 /usr/bin/run0
+        expect_failing "a run0 that never answers (a stand-in)" "run0 runner-run0"
+        expect_contains "... run0: cannot tell" "FAIL [run0] run0: cannot tell (killed by signal 9)" "$(cat "$work/out")"
+        expect_contains "... runner-run0: cannot tell, timeout's 124" "FAIL [runner-run0] /usr/bin/run0: cannot tell (status 124: " \
+                "$(cat "$work/out")"
+        rm -f /usr/bin/run0
+fi
 
 # The proxy reads the policy when it starts; the check reads the installed file. A proxy started with a
 # rule that admits the POST, the file then put back: the proxy no longer enforces what the check reads.
