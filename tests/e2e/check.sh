@@ -111,7 +111,7 @@ expect_failing() {
                 if [ "$status" = 0 ] && [ -z "$failed" ]; then
                         pass "$what: the check passes (in $elapsed_ms ms)"
                 else
-                        fail "$what: status $status, failed '$failed', expected a pass"
+                        fail "$what: status $status, failed '$failed', expected a pass$(unexpected_fails "")"
                         show
                 fi
                 return
