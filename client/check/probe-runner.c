@@ -14,6 +14,7 @@
 #include "build-config.h"
 #include "macro.h"
 #include "probe-emit.h"
+#include "probe-run.h"
 #include "spawn.h"
 #include "sudo-list.h"
 
@@ -25,18 +26,17 @@
 #define TRUE_PATH    "/bin/true"
 #define OUT_MAX      (64 * 1024)
 
-/* sudo waits for nobody; run0 and pkexec wait on polkitd, which answers every question of the machine
- * one at a time. */
-#define ATTEMPT_S        "10"
-#define ATTEMPT_POLKIT_S "20"
-
-/* argv under timeout(1) (seconds), standard input /dev/null, no terminal: the exit status, its output
- * and standard error in *ret_out. */
-static int attempt(const char *seconds, char *const *argv, char **ret_out)
+/* argv under timeout(1), killed after ms (probe-run.h's bounds: sudo waits for nobody, run0 and pkexec
+ * on polkitd), standard input /dev/null, no terminal: the exit status, its output and standard error in
+ * *ret_out. */
+static int attempt(long long ms, char *const *argv, char **ret_out)
 {
-        char *line[16] = { (char *)TIMEOUT_PATH, (char *)seconds };
+        char seconds[24];
+        char *line[16] = { (char *)TIMEOUT_PATH, seconds };
         char *env[] = { (char *)"PATH=/usr/bin:/bin", (char *)"LANG=C", NULL };
         size_t k = 2;
+
+        (void)snprintf(seconds, sizeof(seconds), "%lld", ms / 1000);
 
         for (; *argv && k + 1 < ELEMENTSOF(line); argv++)
                 line[k++] = *argv;
@@ -46,9 +46,9 @@ static int attempt(const char *seconds, char *const *argv, char **ret_out)
 /* Whether an attempt's status is the program's own refusal. timeout(1) ends with 124 when it killed the
  * program, 125 to 127 when it could not run it, 128+N after signal N: no answer, which never passes.
  * pkexec refuses with 127 (126: a dialog dismissed), a program found executable just before. */
-static bool attempt_refused(int status, bool pkexec)
+static bool attempt_refused(int status, bool refuses_with_127)
 {
-        return (status > 0 && status < 124) || (pkexec && (status == 126 || status == 127));
+        return (status > 0 && status < 124) || (refuses_with_127 && (status == 126 || status == 127));
 }
 
 /* spawn_first_line() of what a program said, which may be nothing. */
@@ -80,7 +80,7 @@ void probe_runner_lock(Report *rep, const Config *c)
                                  (char *)"helper",  (char *)"ping", NULL };
 
                 t = probe_now_ms();
-                r = attempt(ATTEMPT_S, ping, &out);
+                r = attempt(PROBE_PROGRAM_MS, ping, &out);
                 if (r != 0) {
                         report_addf(rep, "runner-sudo-control", CHECK_FAIL, probe_now_ms() - t, false,
                                     "sudo -n %s helper ping: status %d: %s", HELPER_PATH, r,
@@ -99,7 +99,7 @@ void probe_runner_lock(Report *rep, const Config *c)
                         report_addf(rep, "runner-sudo-control", CHECK_OK, probe_now_ms() - t, false,
                                     "sudo runs the helper for the runner (helper ping)");
                         t = probe_now_ms();
-                        r = attempt(ATTEMPT_S, tru, &o2);
+                        r = attempt(PROBE_PROGRAM_MS, tru, &o2);
                         report_addf(rep, "runner-sudo", attempt_refused(r, false) ? CHECK_OK : CHECK_FAIL,
                                     probe_now_ms() - t, false,
                                     attempt_refused(r, false) ? "sudo -n " TRUE_PATH
@@ -108,7 +108,7 @@ void probe_runner_lock(Report *rep, const Config *c)
                                              : "sudo -n " TRUE_PATH ": cannot tell (status %d: %s)",
                                     r, r != 0 ? first_line_of(o2, line, sizeof(line)) : "");
                         t = probe_now_ms();
-                        r = attempt(ATTEMPT_S, list, &o3);
+                        r = attempt(PROBE_PROGRAM_MS, list, &o3);
                         if (r != 0)
                                 report_addf(rep, "runner-sudo-list", CHECK_FAIL, probe_now_ms() - t, false,
                                             "sudo -n -l: status %d: %s", r,
@@ -127,14 +127,17 @@ void probe_runner_lock(Report *rep, const Config *c)
                 const struct {
                         const char *name, *path;
                         char *argv[6];
+                        bool refuses_with_127; /* pkexec's own statuses */
                 } tries[] = {
                         { "runner-run0",
                           RUN0_PATH,
-                          { (char *)RUN0_PATH, (char *)"--no-ask-password", (char *)TRUE_PATH, NULL } },
+                          { (char *)RUN0_PATH, (char *)"--no-ask-password", (char *)TRUE_PATH, NULL },
+                          false },
                         { "runner-pkexec",
                           PKEXEC_PATH,
                           { (char *)PKEXEC_PATH, (char *)"--disable-internal-agent", (char *)TRUE_PATH,
-                            NULL } },
+                            NULL },
+                          true },
                 };
 
                 for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
@@ -147,8 +150,8 @@ void probe_runner_lock(Report *rep, const Config *c)
                                             "%s is not installed: nothing to refuse", tries[i].path);
                                 continue;
                         }
-                        r = attempt(ATTEMPT_POLKIT_S, tries[i].argv, &out);
-                        refused = attempt_refused(r, strcmp(tries[i].path, PKEXEC_PATH) == 0);
+                        r = attempt(PROBE_POLKIT_MS, tries[i].argv, &out);
+                        refused = attempt_refused(r, tries[i].refuses_with_127);
                         report_addf(rep, tries[i].name, refused ? CHECK_OK : CHECK_FAIL, probe_now_ms() - t,
                                     false,
                                     refused  ? "%s refused the runner a command as root (status %d: %s)"
