@@ -39,7 +39,7 @@ static const Command commands[] = {
         { { "sandbox", "exec" },
           sandbox_exec_main,
           sandbox_exec_options,
-          "sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD..." },
+          "sandbox exec [--chdir DIR] [--stdin FILE] [--keep] [--raw] -- CMD..." },
         { { "sandbox", "end" }, sandbox_end_main, NULL, "sandbox end" },
         { { "policy", "test" },
           policy_test_main,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Runs a child with socket pairs as its standard streams and copies bytes between them and ours.
+/* Runs a child with socket pairs as its standard streams and copies bytes between them and ours; its
+ * output, where asked, through run's filter of workflow commands (run-output.h).
  * Sockets, not our own descriptors, because run0 and systemd-run hand the streams to PID 1 (which takes
  * sockets, not regular files or terminals), and the helper refuses to pass a terminal into the sandbox. */
 #include <errno.h>
@@ -17,6 +18,7 @@
 
 #include "client.h"
 #include "macro.h"
+#include "run-output.h"
 #include "write-all.h"
 
 /* After the child ended, output still buffered in the sockets is copied until the streams are quiet for
@@ -54,8 +56,14 @@ int pump_cancel_signal(void)
         return cancel_signal;
 }
 
-/* One read from src written whole to dst. Returns bytes copied, 0 at end of file, -errno. */
-static ssize_t copy_once(int src, int dst)
+static int write_fd(const char *data, size_t n, void *userdata)
+{
+        return write_all(*(const int *)userdata, data, n) < 0 ? -EPIPE : 0;
+}
+
+/* One read from src written whole to dst, through filter where there is one. Returns bytes copied, 0 at
+ * end of file, -errno. */
+static ssize_t copy_once(int src, int dst, OutputFilter *filter)
 {
         char buf[65536];
         ssize_t k;
@@ -65,13 +73,16 @@ static ssize_t copy_once(int src, int dst)
         while (k < 0 && errno == EINTR);
         if (k <= 0)
                 return k < 0 ? -errno : 0;
-        if (write_all(dst, buf, (size_t)k) < 0)
+        if (filter ? output_filter_feed(filter, buf, (size_t)k, write_fd, &dst) < 0
+                   : write_all(dst, buf, (size_t)k) < 0)
                 return -EPIPE;
         return k;
 }
 
-int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status)
+int spawn_pumped(char *const *argv, char *const *env, int in_fd, bool filter, int *ret_status)
 {
+        static const int out_fd = STDOUT_FILENO, err_fd = STDERR_FILENO;
+        OutputFilter out_filter = {}, err_filter = {};
         int sp[3][2], pidfd, status;
         struct sigaction sa = { .sa_handler = forward_signal };
         bool in_open = true, out_open = true, err_open = true, exited = false;
@@ -157,14 +168,20 @@ int spawn_pumped(char *const *argv, char *const *env, int in_fd, int *ret_status
                                 in_open = false;
                         }
                 }
-                if (p[1].revents && copy_once(sp[1][0], STDOUT_FILENO) <= 0)
+                if (p[1].revents && copy_once(sp[1][0], out_fd, filter ? &out_filter : NULL) <= 0)
                         out_open = false;
-                if (p[2].revents && copy_once(sp[2][0], STDERR_FILENO) <= 0)
+                if (p[2].revents && copy_once(sp[2][0], err_fd, filter ? &err_filter : NULL) <= 0)
                         err_open = false;
                 if (p[3].revents && !exited) {
                         exited = true;
                         drain_end = now_ms() + DRAIN_MAX_MS;
                 }
+        }
+        if (filter) {
+                /* A last line the command did not end is ended here: the next line in the log is not
+                 * its continuation. */
+                (void)output_filter_flush(&out_filter, write_fd, (void *)&out_fd);
+                (void)output_filter_flush(&err_filter, write_fd, (void *)&err_fd);
         }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)

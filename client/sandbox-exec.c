@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD...
- * One command as the sandbox user, through the helper: what a workflow step uses as its shell. When it has
- * exited, every process of the sandbox user is ended (helper kill-user), so that nothing a step started
- * (a memory storm, a busy loop, a connection held to the proxy) runs on beside the later steps, the
- * runner's own among them; --keep leaves them, for a step that starts a service for the next ones. */
+/* agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] [--raw] -- CMD...
+ * One command as the sandbox user, through the helper: what a workflow step uses as its shell. Its output
+ * goes to the job's log, where the runner takes a line that starts with "::" as a workflow command (an
+ * output of the step for later steps to interpolate, a mask, stop-commands): it passes through run's
+ * filter, which leaves none; --raw passes its bytes as they are, for output that is not the log's. When
+ * it has exited, every process of the sandbox user is ended (helper kill-user), so that nothing a step
+ * started (a memory storm, a busy loop, a connection held to the proxy) runs on beside the later steps,
+ * the runner's own among them; --keep leaves them, for a step that starts a service for the next ones. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -23,20 +26,19 @@
 
 #define SUDO_PATH "/usr/bin/sudo"
 
-typedef enum ExecOption { EXEC_CHDIR, EXEC_STDIN, EXEC_KEEP, EXEC_END } ExecOption;
+typedef enum ExecOption { EXEC_CHDIR, EXEC_STDIN, EXEC_KEEP, EXEC_RAW, EXEC_END } ExecOption;
 
 const CliOption sandbox_exec_options[] = {
-        { "--chdir", EXEC_CHDIR, CLI_DIR, false },
-        { "--stdin", EXEC_STDIN, CLI_FILE, false },
-        { "--keep", EXEC_KEEP, CLI_FLAG, false },
-        { "--", EXEC_END, CLI_COMMAND, false },
-        {},
+        { "--chdir", EXEC_CHDIR, CLI_DIR, false }, { "--stdin", EXEC_STDIN, CLI_FILE, false },
+        { "--keep", EXEC_KEEP, CLI_FLAG, false },  { "--raw", EXEC_RAW, CLI_FLAG, false },
+        { "--", EXEC_END, CLI_COMMAND, false },    {},
 };
 
 static int usage_error(const char *what, const char *arg)
 {
         fprintf(stderr, "agentic-job sandbox exec: %s%s\n", what, arg);
-        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] -- CMD...\n", stderr);
+        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] [--raw] -- CMD...\n",
+              stderr);
         return CLIENT_EXIT_USAGE;
 }
 
@@ -49,7 +51,7 @@ int sandbox_exec_main(int argc, char **argv)
         const char *dir = NULL, *stdin_file = NULL;
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         AjError e = { 0 };
-        bool keep = false;
+        bool keep = false, raw = false;
         int i, r, status, sig;
 
         for (i = 1; i < argc; i++) {
@@ -69,6 +71,11 @@ int sandbox_exec_main(int argc, char **argv)
                         if (keep)
                                 return usage_error("given twice: ", argv[i]);
                         keep = true;
+                        continue;
+                case EXEC_RAW:
+                        if (raw)
+                                return usage_error("given twice: ", argv[i]);
+                        raw = true;
                         continue;
                 case EXEC_END:
                         break;
@@ -136,7 +143,7 @@ int sandbox_exec_main(int argc, char **argv)
         for (int j = i; j < argc; j++)
                 line[n++] = argv[j];
 
-        r = spawn_pumped(line, env, in_fd >= 0 ? in_fd : STDIN_FILENO, &status);
+        r = spawn_pumped(line, env, in_fd >= 0 ? in_fd : STDIN_FILENO, !raw, &status);
         if (r < 0) {
                 fprintf(stderr, "agentic-job sandbox exec: cannot run %s: %s\n", SUDO_PATH, strerror(-r));
                 return CLIENT_EXIT_USAGE;

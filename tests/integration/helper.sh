@@ -182,6 +182,21 @@ out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --chdir "$SB_HOME/work" -- 
 expect_eq "sandbox exec --chdir, large output not blocking stderr" "$SB_HOME/work" "$out"
 run runuser -u "$RUNNER" -- "$CLIENT" sandbox exec id
 expect_eq "sandbox exec without --: usage error" "2" "$status"
+# The step's output is the job's log: a line of the sandbox user's there sets no output of the step (which
+# a later step would put into its script), masks nothing, stops no command. --raw passes bytes as they are.
+errf=$(mktemp /tmp/ajt-exec-err.XXXXXX)
+on_exit "rm -f $errf"
+commands='printf "::set-output name=patch::x\n  ::add-mask::s\n##[group]g\n::stop-commands::t"; printf "::error::e\n" >&2'
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c "$commands" </dev/null 2>"$errf")
+expect_eq "sandbox exec: no workflow command in the output, the last line ended" ": :set-output name=patch::x
+  : :add-mask::s
+## [group]g
+: :stop-commands::t" "$out"
+expect_eq "... nor in its standard error" ": :error::e" "$(cat "$errf")"
+out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --raw -- sh -c "$commands" </dev/null 2>"$errf" | od -An -c | tr -s ' \n' ' ')
+expect_eq "sandbox exec --raw: the bytes as they came (the control)" \
+        "$(sh -c "$commands" 2>/dev/null | od -An -c | tr -s ' \n' ' ')" "$out"
+expect_eq "... standard error too" "::error::e" "$(cat "$errf")"
 # A step that leaves a daemon (a session of its own, SIGTERM ignored): ended when the step ends, and said;
 # with --keep, what a step starts runs on (the control), until a step without it ends.
 out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'setsid sh -c "trap \"\" TERM; while :; do sleep 1; done" </dev/null >/dev/null 2>&1 & exit 0' </dev/null 2>&1)
