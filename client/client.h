@@ -9,6 +9,7 @@
 
 int sandbox_exec_main(int argc, char **argv);
 int sandbox_end_main(int argc, char **argv);
+int sandbox_step_inside_main(int argc, char **argv);
 int sandbox_setup_main(int argc, char **argv);
 int policy_test_main(int argc, char **argv);
 int sandbox_check_main(int argc, char **argv);

@@ -39,7 +39,9 @@ static const Command commands[] = {
         { { "sandbox", "exec" },
           sandbox_exec_main,
           sandbox_exec_options,
-          "sandbox exec [--chdir DIR] [--stdin FILE] [--keep] [--raw] -- CMD..." },
+          "sandbox exec [--chdir DIR] [--stdin FILE | --script FILE] [--keep] [--raw] -- CMD..." },
+        /* The sandbox side of a script step (sandbox exec --script), through helper enter. */
+        { { "sandbox", "step-inside" }, sandbox_step_inside_main, NULL, NULL },
         { { "sandbox", "end" }, sandbox_end_main, NULL, "sandbox end" },
         { { "policy", "test" },
           policy_test_main,

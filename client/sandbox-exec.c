@@ -9,11 +9,13 @@
  * the runner's own among them; --keep leaves them, for a step that starts a service for the next ones. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build-config.h"
@@ -23,21 +25,46 @@
 #include "config.h"
 #include "helper-call.h"
 #include "macro.h"
+#include "read-file.h"
+#include "step-frame.h"
+
+extern char **environ;
 
 #define SUDO_PATH "/usr/bin/sudo"
 
-typedef enum ExecOption { EXEC_CHDIR, EXEC_STDIN, EXEC_KEEP, EXEC_RAW, EXEC_END } ExecOption;
+typedef enum ExecOption { EXEC_CHDIR, EXEC_STDIN, EXEC_SCRIPT, EXEC_KEEP, EXEC_RAW, EXEC_END } ExecOption;
 
 const CliOption sandbox_exec_options[] = {
-        { "--chdir", EXEC_CHDIR, CLI_DIR, false }, { "--stdin", EXEC_STDIN, CLI_FILE, false },
-        { "--keep", EXEC_KEEP, CLI_FLAG, false },  { "--raw", EXEC_RAW, CLI_FLAG, false },
-        { "--", EXEC_END, CLI_COMMAND, false },    {},
+        { "--chdir", EXEC_CHDIR, CLI_DIR, false },
+        { "--stdin", EXEC_STDIN, CLI_FILE, false },
+        { "--script", EXEC_SCRIPT, CLI_FILE, false },
+        { "--keep", EXEC_KEEP, CLI_FLAG, false },
+        { "--raw", EXEC_RAW, CLI_FLAG, false },
+        { "--", EXEC_END, CLI_COMMAND, false },
+        {},
 };
+
+/* Whether path is dir or below it, as getcwd() spells it (no link, no "..": the helper refuses those). */
+static bool path_under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+
+        return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+        struct stat x, y;
+
+        return b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
 
 static int usage_error(const char *what, const char *arg)
 {
         fprintf(stderr, "agentic-job sandbox exec: %s%s\n", what, arg);
-        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE] [--keep] [--raw] -- CMD...\n",
+        fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE | --script FILE] [--keep] "
+              "[--raw] -- "
+              "CMD...\n",
               stderr);
         return CLIENT_EXIT_USAGE;
 }
@@ -48,7 +75,11 @@ int sandbox_exec_main(int argc, char **argv)
         _cleanup_free_ char *home = NULL;
         _cleanup_free_ char **line = NULL;
         _cleanup_close_ int in_fd = -EBADF;
-        const char *dir = NULL, *stdin_file = NULL;
+        const char *dir = NULL, *stdin_file = NULL, *script_file = NULL;
+        _cleanup_free_ char *script = NULL, *cwd = NULL;
+        size_t script_size = 0;
+        char exe[PATH_MAX];
+        ssize_t exe_len = 0;
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         AjError e = { 0 };
         bool keep = false, raw = false;
@@ -66,6 +97,9 @@ int sandbox_exec_main(int argc, char **argv)
                         break;
                 case EXEC_STDIN:
                         slot = &stdin_file;
+                        break;
+                case EXEC_SCRIPT:
+                        slot = &script_file;
                         break;
                 case EXEC_KEEP:
                         if (keep)
@@ -92,6 +126,8 @@ int sandbox_exec_main(int argc, char **argv)
                 return usage_error("missing '--' before the command", "");
         if (i + 1 >= argc)
                 return usage_error("missing the command after '--'", "");
+        if (stdin_file && script_file)
+                return usage_error("--stdin and --script exclude each other", "");
 
         /* A pass record means nothing has entered the sandbox user since the check: it goes first. */
         r = record_remove(getenv("RUNNER_TEMP"));
@@ -117,6 +153,37 @@ int sandbox_exec_main(int argc, char **argv)
                 if (!home)
                         return CLIENT_EXIT_USAGE;
                 dir = home;
+                /* A script step runs where the step is, when that is the sandbox user's (its
+                 * working-directory: under the home); the runner's workspace, where every step starts
+                 * unless told, is not: the home then. Any other place is refused, never dropped. */
+                cwd = script_file ? getcwd(NULL, 0) : NULL;
+                if (cwd && path_under(cwd, home))
+                        dir = cwd;
+                else if (cwd && !same_dir(cwd, getenv("GITHUB_WORKSPACE"))) {
+                        fprintf(stderr,
+                                "agentic-job sandbox exec: the step's directory %s is not under the sandbox "
+                                "user's home %s: give a working-directory under it, or --chdir\n",
+                                cwd, home);
+                        return CLIENT_EXIT_USAGE;
+                }
+        }
+        if (script_file) {
+                r = read_file_for_parse(script_file, STEP_SCRIPT_MAX, &script, &script_size, &e);
+                if (r >= 0)
+                        r = step_frame_build(config->step_env, environ, script, script_size, &in_fd);
+                if (r < 0) {
+                        fprintf(stderr, "agentic-job sandbox exec: --script %s\n",
+                                e.message[0]  ? e.message
+                                : r == -EFBIG ? "the variables of [sandbox] step-env are over 256 KiB"
+                                              : strerror(-r));
+                        return CLIENT_EXIT_USAGE;
+                }
+                exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+                if (exe_len <= 0) {
+                        fprintf(stderr, "agentic-job sandbox exec: /proc/self/exe: %s\n", strerror(errno));
+                        return CLIENT_EXIT_USAGE;
+                }
+                exe[exe_len] = '\0';
         }
         if (stdin_file) {
                 in_fd = open(stdin_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -127,8 +194,8 @@ int sandbox_exec_main(int argc, char **argv)
                 }
         }
 
-        /* sudo -n -- HELPER helper enter --chdir DIR -- CMD... */
-        line = calloc((size_t)(argc - i) + 9, sizeof(char *));
+        /* sudo -n -- HELPER helper enter --chdir DIR -- [SELF sandbox step-inside --] CMD... */
+        line = calloc((size_t)(argc - i) + 13, sizeof(char *));
         if (!line)
                 return CLIENT_EXIT_USAGE;
         size_t n = 0;
@@ -140,6 +207,12 @@ int sandbox_exec_main(int argc, char **argv)
         line[n++] = (char *)"enter";
         line[n++] = (char *)"--chdir";
         line[n++] = (char *)dir;
+        if (script_file) {
+                line[n++] = (char *)"--";
+                line[n++] = exe;
+                line[n++] = (char *)"sandbox";
+                line[n++] = (char *)"step-inside";
+        }
         for (int j = i; j < argc; j++)
                 line[n++] = argv[j];
 

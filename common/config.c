@@ -465,6 +465,31 @@ static int parse_stop_services(AjError *e, const Field *f, State *s)
         return parse_string_list(e, f, check_unit, &s->config->stop_services);
 }
 
+/* One name of [sandbox] step-env: a variable of the step's that a script step (sandbox exec --script)
+ * passes on, under the rules of [sandbox] env's names. */
+static int check_step_env_name(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
+{
+        const char *s = toml_string(item);
+
+        if (env_name_forbidden(s))
+                return field_error(e, f, value_place(item),
+                                   "%s: names starting " ENV_FORBIDDEN_PREFIX
+                                   " are refused: they carry the job's credentials",
+                                   QUOTE(s));
+        if (!env_name_syntax_valid(s))
+                return field_error(e, f, value_place(item),
+                                   "\"%s\" is not a valid variable name (it must match " ENV_NAME_RULE ")",
+                                   QUOTE(s));
+        if (strv_contains(earlier, s))
+                return field_error(e, f, value_place(item), "\"%s\" is listed twice", s);
+        return 0;
+}
+
+static int parse_step_env(AjError *e, const Field *f, State *s)
+{
+        return parse_string_list(e, f, check_step_env_name, &s->config->step_env);
+}
+
 /* One variable of [sandbox] env, entry i of the table. */
 static int check_env_entry(AjError *e, const Field *f, size_t i)
 {
@@ -902,6 +927,7 @@ static const KeyDef sandbox_keys[] = {
         { "private-dirs", parse_private_dirs },
         { "stop-services", parse_stop_services },
         { "env", parse_env },
+        { "step-env", parse_step_env },
         { "enter", parse_enter },
         { "user-manager", parse_user_manager },
         { "tasks-max", parse_tasks_max },
@@ -1091,6 +1117,7 @@ void config_free(Config *c)
         strv_free(c->private_dirs);
         strv_free(c->stop_services);
         strv_free(c->env);
+        strv_free(c->step_env);
         free(c->check_control_url);
         free(c->check_fetch_repo);
         free(c->check_container_image);
@@ -1115,6 +1142,7 @@ static Config *config_new(void)
         c->private_dirs = calloc(1, sizeof(char *));
         c->stop_services = calloc(1, sizeof(char *));
         c->env = calloc(1, sizeof(char *));
+        c->step_env = calloc(1, sizeof(char *));
         c->check_control_url = strdup("https://github.com/");
         c->check_fetch_repo = strdup("https://github.com/bootc-dev/bootc");
         c->check_container_image = strdup("registry.access.redhat.com/ubi10/ubi-minimal");
@@ -1128,7 +1156,7 @@ static Config *config_new(void)
         c->run_env = calloc(1, sizeof(char *));
         c->run_profile = strdup("command");
         if (!c->run_profile || !c->run_trusted_paths || !c->run_trusted_paths[0] ||
-            !c->run_trusted_paths[1] || !c->run_trusted_paths[2] || !c->run_env) {
+            !c->run_trusted_paths[1] || !c->run_trusted_paths[2] || !c->run_env || !c->step_env) {
                 config_free(c);
                 return NULL;
         }

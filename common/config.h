@@ -68,14 +68,15 @@ typedef enum RunConfine {
 
 typedef struct Config {
         /* [sandbox] */
-        char *sandbox_user;                   /* user; default "runner-sandbox" */
-        char **sandbox_groups;                /* groups; default ["kvm"]; NULL-terminated */
-        bool allow_existing_user;             /* allow-existing-user; default false */
-        char *runner_user;                    /* runner-user; NULL when unset */
-        bool lock_runner;                     /* lock-runner; default true */
-        char **private_dirs;                  /* private-dirs; default []; each absolute, plainly spelled */
-        char **stop_services;                 /* stop-services; default []; each a unit name */
-        char **env;                           /* env; default {}; "NAME=VALUE" entries sorted by name */
+        char *sandbox_user;       /* user; default "runner-sandbox" */
+        char **sandbox_groups;    /* groups; default ["kvm"]; NULL-terminated */
+        bool allow_existing_user; /* allow-existing-user; default false */
+        char *runner_user;        /* runner-user; NULL when unset */
+        bool lock_runner;         /* lock-runner; default true */
+        char **private_dirs;      /* private-dirs; default []; each absolute, plainly spelled */
+        char **stop_services;     /* stop-services; default []; each a unit name */
+        char **env;               /* env; default {}; "NAME=VALUE" entries sorted by name */
+        char **step_env; /* step-env; default []; names a script step passes from the runner's environment */
         EnterBackend enter;                   /* enter; "auto" (default), "run0", "systemd-run", "direct" */
         bool user_manager;                    /* user-manager; default false: setup masks user@UID.service */
         unsigned long long sandbox_tasks_max; /* tasks-max; default 8192: RLIMIT_NPROC of every enter */
