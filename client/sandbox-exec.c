@@ -79,7 +79,6 @@ int sandbox_exec_main(int argc, char **argv)
         _cleanup_free_ char *script = NULL, *cwd = NULL;
         size_t script_size = 0;
         char exe[PATH_MAX];
-        ssize_t exe_len = 0;
         char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
         AjError e = { 0 };
         bool keep = false, raw = false;
@@ -153,8 +152,8 @@ int sandbox_exec_main(int argc, char **argv)
                 if (!home)
                         return CLIENT_EXIT_USAGE;
                 dir = home;
-                /* A script step runs where the step is, when that is the sandbox user's (its
-                 * working-directory: under the home); the runner's workspace, where every step starts
+                /* A script step runs where the step is, when that is the sandbox user's (under its
+                 * home: where the runner may enter it); the runner's workspace, where every step starts
                  * unless told, is not: the home then. Any other place is refused, never dropped. */
                 cwd = script_file ? getcwd(NULL, 0) : NULL;
                 if (cwd && path_under(cwd, home))
@@ -162,25 +161,33 @@ int sandbox_exec_main(int argc, char **argv)
                 else if (cwd && !same_dir(cwd, getenv("GITHUB_WORKSPACE"))) {
                         fprintf(stderr,
                                 "agentic-job sandbox exec: the step's directory %s is not under the sandbox "
-                                "user's home %s: give a working-directory under it, or --chdir\n",
+                                "user's home %s: cd in the script instead, or give --chdir\n",
                                 cwd, home);
                         return CLIENT_EXIT_USAGE;
                 }
         }
         if (script_file) {
+                ssize_t exe_len;
+
                 r = read_file_for_parse(script_file, STEP_SCRIPT_MAX, &script, &script_size, &e);
-                if (r >= 0)
-                        r = step_frame_build(config->step_env, environ, script, script_size, &in_fd);
                 if (r < 0) {
-                        fprintf(stderr, "agentic-job sandbox exec: --script %s\n",
-                                e.message[0]  ? e.message
-                                : r == -EFBIG ? "the variables of [sandbox] step-env are over 256 KiB"
-                                              : strerror(-r));
+                        fprintf(stderr, "agentic-job sandbox exec: --script %s\n", e.message);
+                        return CLIENT_EXIT_USAGE;
+                }
+                r = step_frame_build(config->step_env, environ, script, script_size, &in_fd);
+                if (r < 0) {
+                        fprintf(stderr,
+                                "agentic-job sandbox exec: --script: the variables [sandbox] step-env "
+                                "names: %s\n",
+                                r == -EFBIG    ? "over 256 KiB"
+                                : r == -EINVAL ? "a value that is not UTF-8"
+                                               : strerror(-r));
                         return CLIENT_EXIT_USAGE;
                 }
                 exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
                 if (exe_len <= 0) {
-                        fprintf(stderr, "agentic-job sandbox exec: /proc/self/exe: %s\n", strerror(errno));
+                        fprintf(stderr, "agentic-job sandbox exec: --script: /proc/self/exe: %s\n",
+                                strerror(errno));
                         return CLIENT_EXIT_USAGE;
                 }
                 exe[exe_len] = '\0';

@@ -465,31 +465,6 @@ static int parse_stop_services(AjError *e, const Field *f, State *s)
         return parse_string_list(e, f, check_unit, &s->config->stop_services);
 }
 
-/* One name of [sandbox] step-env: a variable of the step's that a script step (sandbox exec --script)
- * passes on, under the rules of [sandbox] env's names. */
-static int check_step_env_name(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
-{
-        const char *s = toml_string(item);
-
-        if (env_name_forbidden(s))
-                return field_error(e, f, value_place(item),
-                                   "%s: names starting " ENV_FORBIDDEN_PREFIX
-                                   " are refused: they carry the job's credentials",
-                                   QUOTE(s));
-        if (!env_name_syntax_valid(s))
-                return field_error(e, f, value_place(item),
-                                   "\"%s\" is not a valid variable name (it must match " ENV_NAME_RULE ")",
-                                   QUOTE(s));
-        if (strv_contains(earlier, s))
-                return field_error(e, f, value_place(item), "\"%s\" is listed twice", s);
-        return 0;
-}
-
-static int parse_step_env(AjError *e, const Field *f, State *s)
-{
-        return parse_string_list(e, f, check_step_env_name, &s->config->step_env);
-}
-
 /* One variable of [sandbox] env, entry i of the table. */
 static int check_env_entry(AjError *e, const Field *f, size_t i)
 {
@@ -785,6 +760,12 @@ static int check_run_env_name(AjError *e, const Field *f, const TomlValue *item,
 static int parse_run_env(AjError *e, const Field *f, State *s)
 {
         return parse_string_list(e, f, check_run_env_name, &s->config->run_env);
+}
+
+/* [sandbox] step-env: what a script step (sandbox exec --script) passes on, under [run] env's rules. */
+static int parse_step_env(AjError *e, const Field *f, State *s)
+{
+        return parse_string_list(e, f, check_run_env_name, &s->config->step_env);
 }
 
 static int parse_bounded(AjError *e, const Field *f, int64_t min, int64_t max, unsigned long long *target)

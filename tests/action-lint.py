@@ -42,7 +42,7 @@ ACTION_EXPRS = [
     (re.compile(r"^steps\.(%s)\.outputs\.(%s)$" % (NAME, NAME)), "step"),
 ]
 SHA = re.compile(r"^[0-9a-f]{40}$")
-CUSTOM_SHELL = "agentic-job sandbox exec --stdin {0} -- bash -eo pipefail -s"
+CUSTOM_SHELL = "agentic-job sandbox exec --script {0} -- bash -eo pipefail"
 
 ACTION_KEYS = {"name", "description", "author", "inputs", "outputs", "runs", "branding"}
 INPUT_KEYS = {"description", "required", "default", "deprecationMessage"}
@@ -415,7 +415,7 @@ jobs:
         with:
           check: "true"
           needed: x
-      - shell: agentic-job sandbox exec --stdin {0} -- bash -eo pipefail -s
+      - shell: agentic-job sandbox exec --script {0} -- bash -eo pipefail
         run: make
       - shell: bash
         env:
@@ -478,9 +478,9 @@ BAD_WORKFLOWS = [
     ("an expression inside a workflow's script", "an expression inside the script",
      lambda t: mutate(t, 'run: echo "$SHA"', 'run: echo "${{ github.sha }}"')),
     ("a custom shell without {0}", "needs {0}",
-     lambda t: mutate(t, "--stdin {0} --", "--stdin script --")),
+     lambda t: mutate(t, "--script {0} --", "--script script --")),
     ("a custom shell with a brace", "no other brace or quote",
-     lambda t: mutate(t, "bash -eo pipefail -s", "bash -eo pipefail -s {1}")),
+     lambda t: mutate(t, "-- bash -eo pipefail\n", "-- bash -eo pipefail {1}\n")),
     ("the custom shell before the action installs it", "before the step that installs it",
      lambda t: mutate(t, "      - uses: ./action\n        with:\n          check: \"true\"\n          needed: x\n", "")),
     ("an action not pinned", "is not pinned to a full commit",

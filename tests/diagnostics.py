@@ -3,7 +3,7 @@
 """agentic-job(1)'s DIAGNOSTICS against the code that prints them, both ways.
 
 Every line of the section's .nf/.fi blocks must be a message some source file of the client's own
-commands prints (main.c, pump.c, sandbox-exec.c, sandbox-end.c), and every message those files print on
+commands prints (main.c, pump.c, sandbox-exec.c, sandbox-end.c, step-inside.c), and every message those files print on
 standard error must be a line of the section. A line of the page stands for its text with each \\fI...\\fP
 placeholder a word; a message of the code is a pattern, each printf conversion any text, a message that
 does not end with a newline (continued by later writes) matched at the start only, a string macro of the
@@ -16,9 +16,9 @@ import re
 import sys
 from pathlib import Path
 
-FILES = ["client/main.c", "client/pump.c", "client/sandbox-exec.c", "client/sandbox-end.c"]
+FILES = ["client/main.c", "client/pump.c", "client/sandbox-exec.c", "client/sandbox-end.c", "client/step-inside.c"]
 # Whose AjErrors those commands print (the configuration's loader): the page may name them.
-FILES_ERRORS = ["common/config.c"]
+FILES_ERRORS = ["common/config.c", "client/step-frame.c"]
 MAN = "man/agentic-job.1.in"
 CONVERSION = re.compile(r"%[-+ #0]*[0-9*]*(?:\.[0-9*]+)?(?:hh|h|ll|l|z|j|t)?[diouxXscp]")
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')

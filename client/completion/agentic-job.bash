@@ -19,7 +19,7 @@ _agentic_job_options()
         "") echo "--help --version" ;;
         "sandbox setup") echo "--config=file --helper=file --dry-run --help" ;;
         "sandbox check") echo "--record --unless-passed --json --walk --help" ;;
-        "sandbox exec") echo "--chdir=dir --stdin=file --keep --raw -- --help" ;;
+        "sandbox exec") echo "--chdir=dir --stdin=file --script=file --keep --raw -- --help" ;;
         "sandbox end") echo "--help" ;;
         "policy test")
                 echo "--body --upgrade --host=value --sni=value --authority=value --policy=file --threats=file --help"

@@ -18,10 +18,12 @@
 #     claude (profile claude) with its token given as the input `token`: the key reaches the agent through
 #     its file, is in no command line and no environment of the run, nowhere in RUNNER_TEMP or a summary;
 #     the outputs, the summary. A failing agent's status comes through, with a whole check before it.
-#   - The custom shell `agentic-job sandbox exec --stdin {0} -- bash -eo pipefail -s` as the runner
-#     starts it: statuses 0, 7 and 124 pass through, standard input is the script, no GITHUB_*, RUNNER_* or
-#     ACTIONS_* variable or token value of the step reaches the sandbox (the runner's own shell, the
-#     control, sees them all), and the runner's cancellation (SIGINT, 7.5 s, SIGTERM, 2.5 s, SIGKILL of
+#   - The custom shell `agentic-job sandbox exec --script {0} -- bash -eo pipefail` as the runner
+#     starts it: statuses 0, 7 and 124 pass through, the script is a file and standard input /dev/null
+#     (a read takes nothing of the script), its output issues no workflow command, a working-directory
+#     that is not the sandbox's is refused, no GITHUB_*, RUNNER_* or ACTIONS_* variable or token value of
+#     the step reaches the sandbox (the runner's own shell, the control, sees them all), and the runner's
+#     cancellation (SIGINT, 7.5 s, SIGTERM, 2.5 s, SIGKILL of
 #     what it may kill) leaves no process of the sandbox user.
 #
 # With the argument `package` (tests/e2e/action-package.sh), the action installs a .deb instead, built
@@ -54,7 +56,7 @@ HELPER=$PREFIX/libexec/agentic-job
 RUNNER=runner
 SANDBOX=runner-sandbox
 REPO=/srv/ajt-repo
-SHELL_TEMPLATE="agentic-job sandbox exec --stdin {0} -- bash -eo pipefail -s"
+SHELL_TEMPLATE="agentic-job sandbox exec --script {0} -- bash -eo pipefail"
 work=$(mktemp -d /tmp/ajt-action.XXXXXX)
 chmod 0755 "$work"
 on_exit "rm -rf $work"
@@ -470,12 +472,27 @@ step who 'id -un; pwd'
 expect_eq "as the sandbox user, in its home" "$SANDBOX
 $SANDBOX_HOME" "$(cat "$work/who.out")"
 # shellcheck disable=SC2016 # the sandbox's shell expands it
-step stdin 'IFS= read -r next
-echo this-line-is-read-not-run
-printf "next=%s\n" "$next"'
-expect_eq "standard input is the script: a read takes its next line" "next=echo this-line-is-read-not-run" "$(cat "$work/stdin.out")"
+step stdin 'IFS= read -r next || echo "read: the end of its input"
+echo this-line-runs
+printf "next=%s\n" "${next-}"'
+expect_eq "standard input is /dev/null: a read takes nothing of the script, whose next line runs" \
+        "read: the end of its input
+this-line-runs
+next=" "$(cat "$work/stdin.out")"
 expect_contains "the script file is the runner's, in RUNNER_TEMP, without an extension" "$RUNNER_TEMP/" \
-        "$(python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["argv"]; print(a[a.index("--stdin") + 1])' "$work/stdin.report" 2>&1)"
+        "$(python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["argv"]; print(a[a.index("--script") + 1])' "$work/stdin.report" 2>&1)"
+# shellcheck disable=SC2016 # the sandbox's shell expands it
+step script-name 'printf "%s\n" "$0"'
+expect_eq "bash reads the script as a file of the sandbox side's own (/dev/fd/N)" 1 \
+        "$(grep -cx '/dev/fd/[0-9][0-9]*' "$work/script-name.out")"
+step forge 'printf "::set-output name=patch::x\n::add-mask::y\n##[group]z\n"'
+expect_eq "its output issues no workflow command" ": :set-output name=patch::x
+: :add-mask::y
+## [group]z" "$(cat "$work/forge.out")"
+step elsewhere 'pwd' "$SHELL_TEMPLATE" --working-directory /tmp
+expect_eq "a working-directory neither the workspace nor under the sandbox's home: refused, status 2" 2 "$status"
+expect_contains "... and said" "agentic-job sandbox exec: the step's directory /tmp is not under the sandbox user's home $SANDBOX_HOME: cd in the script instead" \
+        "$(cat "$work/elsewhere.out")"
 ENV_SCRIPT='env | sort'
 step env-control "$ENV_SCRIPT" "bash --noprofile --norc -e -o pipefail {0}"
 for v in "GITHUB_TOKEN=$SECRET_GH" "ACTIONS_RUNTIME_TOKEN=$SECRET_RUNTIME" "ACTIONS_ID_TOKEN_REQUEST_TOKEN=$SECRET_OIDC" \

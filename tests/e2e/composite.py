@@ -26,13 +26,14 @@ and the composite action with --orphans kill.
 shell TEMPLATE SCRIPT_TEXT_FILE: one step with a custom shell: the template is split at its first space,
 the first word looked up on PATH, `{0}` in the rest replaced by the path of the script file (written into
 RUNNER_TEMP under a fresh name, no extension) and the rest split at spaces; standard input is a pipe
-closed at once. Its output goes to standard output; the status is the step's.
+closed at once; it runs in GITHUB_WORKSPACE, or in the step's --working-directory (relative to
+GITHUB_WORKSPACE, as the runner takes it). Its output goes to standard output; the status is the step's.
 
 usage: composite.py composite ACTION_DIR --inputs JSON|@FILE --state FILE --summary FILE
                     [--until ID | --only ID | --from ID --prior STATE]
                     [--cancel-when FILE --marker TEXT] [--orphans kill]
-       composite.py shell TEMPLATE SCRIPT_TEXT_FILE [--env JSON] [--cancel-when FILE --marker TEXT]
-                    [--report FILE]
+       composite.py shell TEMPLATE SCRIPT_TEXT_FILE [--env JSON] [--working-directory DIR]
+                    [--cancel-when FILE --marker TEXT] [--report FILE]
 The job's variables (GITHUB_*, RUNNER_TEMP, the stand-in tokens) come from this program's environment."""
 
 import json
@@ -353,7 +354,8 @@ def shell(args):
     argv = [found] + rest.replace("{0}", script).split(" ")
     tracking = tracking_id(env)
     report = {"argv": argv, "signals": []}
-    report["status"] = run_watched(argv, env["GITHUB_WORKSPACE"], env, subprocess.PIPE,
+    cwd = os.path.join(env["GITHUB_WORKSPACE"], args.get("working_directory", ""))
+    report["status"] = run_watched(argv, cwd, env, subprocess.PIPE,
                                    args.get("cancel_when"), args.get("marker"), report)
     # The job ends with this step: the runner's clean-up of orphans.
     kill_orphans(tracking, report)

@@ -115,6 +115,7 @@ user = \"$SANDBOX\"
 runner-user = \"$RUNNER\"
 groups = [\"$GROUP\"]
 env = { AJT_FROM_CONFIG = \"configured\" }
+step-env = [\"AJT_STEP_VALUE\"]
 
 [egress]
 proxy = false

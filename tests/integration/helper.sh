@@ -197,6 +197,34 @@ out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --raw -- sh -c "$commands" 
 expect_eq "sandbox exec --raw: the bytes as they came (the control)" \
         "$(sh -c "$commands" 2>/dev/null | od -An -c | tr -s ' \n' ' ')" "$out"
 expect_eq "... standard error too" "::error::e" "$(cat "$errf")"
+# A script step (--script), as the runner starts a custom shell: the script a file of the sandbox side's,
+# standard input /dev/null (a read takes nothing of the script), the variables [sandbox] step-env names
+# and no other, the step's directory where it is the sandbox user's.
+stepf=$(mktemp /tmp/ajt-step.XXXXXX)
+on_exit "rm -f $stepf"
+# shellcheck disable=SC2016 # the sandbox's bash expands it
+printf 'IFS= read -r x || echo "read: nothing"\necho "next line runs"\necho "value=${AJT_STEP_VALUE-unset} other=${AJT_OTHER-unset}"\npwd\nexit 5\n' >"$stepf"
+chmod 0600 "$stepf"
+chown "$RUNNER" "$stepf"
+out=$(cd / && runuser -u "$RUNNER" -- env AJT_STEP_VALUE="step's value" AJT_OTHER=secret GITHUB_WORKSPACE=/ \
+        "$CLIENT" sandbox exec --script "$stepf" -- bash -eo pipefail 2>&1)
+status=$?
+expect_eq "sandbox exec --script: the script's status" 5 "$status"
+expect_eq "... a read takes nothing, the next line runs; step-env's variable alone; in the home from the workspace" \
+        "read: nothing
+next line runs
+value=step's value other=unset
+$SB_HOME" "$out"
+out=$(cd "$SB_HOME/work/sub" && runuser -u "$RUNNER" -- env GITHUB_WORKSPACE=/ "$CLIENT" sandbox exec --script "$stepf" -- bash 2>&1 | tail -n 1)
+expect_eq "... in the step's directory where it is under the sandbox user's home" "$SB_HOME/work/sub" "$out"
+run sh -c "cd /tmp && runuser -u $RUNNER -- env GITHUB_WORKSPACE=/ $CLIENT sandbox exec --script $stepf -- bash"
+expect_eq "... refused where it is neither the workspace nor the sandbox user's (status 2)" 2 "$status"
+out=$(cd /tmp && runuser -u "$RUNNER" -- "$CLIENT" sandbox exec --script "$stepf" --stdin "$stepf" -- bash 2>&1)
+expect_eq "--script and --stdin exclude each other" "agentic-job sandbox exec: --stdin and --script exclude each other" "$(head -n 1 <<<"$out")"
+ln -sf "$stepf" "$stepf.link"
+on_exit "rm -f $stepf.link"
+out=$(cd / && runuser -u "$RUNNER" -- env GITHUB_WORKSPACE=/ "$CLIENT" sandbox exec --script "$stepf.link" -- bash 2>&1)
+expect_eq "--script: a link is refused" "agentic-job sandbox exec: --script $stepf.link: is a link" "$out"
 # A step that leaves a daemon (a session of its own, SIGTERM ignored): ended when the step ends, and said;
 # with --keep, what a step starts runs on (the control), until a step without it ends.
 out=$(runuser -u "$RUNNER" -- "$CLIENT" sandbox exec -- sh -c 'setsid sh -c "trap \"\" TERM; while :; do sleep 1; done" </dev/null >/dev/null 2>&1 & exit 0' </dev/null 2>&1)

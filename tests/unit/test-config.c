@@ -57,6 +57,7 @@ static void assert_defaults(const Config *c)
         ck_assert_uint_eq(c->n_check_allow_tcp_ports, 0);
         assert_strv(c->run_trusted_paths, (const char *const[]){ ".agentic-job", ".claude", ".codex" }, 3);
         assert_strv(c->run_env, NULL, 0);
+        assert_strv(c->step_env, NULL, 0);
         ck_assert_uint_eq(c->run_timeout, 3600);
         ck_assert_uint_eq(c->sandbox_tasks_max, 8192);
         ck_assert_uint_eq(c->sandbox_memory_max_percent, 75);
@@ -185,6 +186,7 @@ START_TEST(test_check_table)
         _cleanup_(config_freep) Config *c =
                 parse_ok("[sandbox]\n"
                          "user-manager = true\n"
+                         "step-env = [\"NPM_CONFIG_REGISTRY\", \"_Y\"]\n"
                          "tasks-max = 64\n"
                          "memory-max-percent = 100\n"
                          "[sandbox.check]\n"
@@ -197,6 +199,7 @@ START_TEST(test_check_table)
                          "allow-tcp-ports = [53, 65535, 1]\n");
 
         ck_assert(c->user_manager);
+        assert_strv(c->step_env, (const char *const[]){ "NPM_CONFIG_REGISTRY", "_Y" }, 2);
         ck_assert_uint_eq(c->sandbox_tasks_max, 64);
         ck_assert_uint_eq(c->sandbox_memory_max_percent, 100);
         ck_assert_str_eq(c->check_control_url, "http://www.fake.test/");
@@ -590,6 +593,14 @@ static const Refusal refusals[] = {
           "GITHUB_ENV is refused: it names one of the job's command files" },
         { "[run]\nenv = [\"A-B\"]\n", 2, 8, "\"A-B\" is not a valid variable name" },
         { "[run]\nenv = [\"A\", \"A\"]\n", 2, 13, "A is listed twice" },
+        { "[sandbox]\nstep-env = [\"ACTIONS_ID_TOKEN_REQUEST_TOKEN\"]\n", 2, 13,
+          "[sandbox] step-env: ACTIONS_ID_TOKEN_REQUEST_TOKEN: names starting ACTIONS_ are refused" },
+        { "[sandbox]\nstep-env = [\"github_output\"]\n", 2, 13,
+          "github_output is refused: it names one of the job's command files" },
+        { "[sandbox]\nstep-env = [\"1A\"]\n", 2, 13, "\"1A\" is not a valid variable name" },
+        { "[sandbox]\nstep-env = [\"A\", \"A\"]\n", 2, 18, "A is listed twice" },
+        { "[sandbox]\nstep-env = \"A\"\n", 2, 12,
+          "[sandbox] step-env: expected an array of strings, found a string" },
         { "[run]\ntimeout = 0\n", 2, 11, "[run] timeout: 0 is out of range (1 to 604800)" },
         { "[sandbox]\ntasks-max = 63\n", 2, 13, "[sandbox] tasks-max: 63 is out of range (64 to 4194304)" },
         { "[sandbox]\ntasks-max = 4194305\n", 2, 13, "is out of range (64 to 4194304)" },
