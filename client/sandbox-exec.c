@@ -63,8 +63,8 @@ static int usage_error(const char *what, const char *arg)
 {
         fprintf(stderr, "agentic-job sandbox exec: %s%s\n", what, arg);
         fputs("usage: agentic-job sandbox exec [--chdir DIR] [--stdin FILE | --script FILE] [--keep] "
-              "[--raw] -- "
-              "CMD...\n",
+              "[--raw] "
+              "-- CMD...\n",
               stderr);
         return CLIENT_EXIT_USAGE;
 }
