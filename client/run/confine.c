@@ -187,6 +187,47 @@ static int await_accept(pid_t pid, int family, const struct sockaddr *addr, sock
         }
 }
 
+/* 1 when a TCP socket listens on 127.0.0.1:port in this network namespace (its /proc/net/tcp), 0 when
+ * none does yet, -errno when that cannot be read. Nothing connects: a connection would make socat fork a
+ * child that goes on towards the host end, where it could meet the run's end and say so on the agent's
+ * standard error. */
+static int tcp_loopback_listening(int port)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/net/tcp", "re");
+        char line[512], want[16];
+
+        if (!f)
+                return -errno;
+        (void)snprintf(want, sizeof(want), "%08X:%04X", (unsigned)htonl(INADDR_LOOPBACK), (unsigned)port);
+        /* The table is the namespace's own: a handful of lines, the bridge's the only listener. */
+        for (int n = 0; n < 4096 && fgets(line, sizeof(line), f); n++) {
+                char local[32], remote[32], state[8];
+
+                if (sscanf(line, " %*[0-9]: %31s %31s %7s", local, remote, state) == 3 &&
+                    strcmp(local, want) == 0 && strcmp(state, "0A") == 0)
+                        return 1;
+        }
+        return ferror(f) ? -EIO : 0;
+}
+
+/* Until 127.0.0.1:port listens (5 s at most), or the bridge has exited. */
+static int await_listen_loopback(pid_t pid, int port)
+{
+        long long deadline = now_ms() + 5000;
+
+        for (;;) {
+                int status, r = tcp_loopback_listening(port);
+
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                if (waitpid(pid, &status, WNOHANG) == pid)
+                        return -ECHILD;
+                if (now_ms() > deadline)
+                        return -ETIMEDOUT;
+                (void)nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        }
+}
+
 void confine_bridge_stop(pid_t pid)
 {
         if (pid <= 0)
@@ -227,11 +268,9 @@ int confine_host_bridge_start(const char *socket_path, pid_t *ret_pid)
 int confine_inner_bridge_start(pid_t *ret_pid)
 {
         _cleanup_free_ char *listen = NULL;
-        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(CONFINE_PROXY_PORT) };
         pid_t pid = -1;
         int r;
 
-        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         /* TCP4 and bind= spelled out: a newer socat's plain TCP-LISTEN may open an IPv6 socket. */
         if (asprintf(&listen, "TCP4-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr", CONFINE_PROXY_PORT) < 0)
                 return -ENOMEM;
@@ -241,7 +280,7 @@ int confine_inner_bridge_start(pid_t *ret_pid)
                          &pid);
         if (r < 0)
                 return r;
-        r = await_accept(pid, AF_INET, (struct sockaddr *)&sin, sizeof(sin));
+        r = await_listen_loopback(pid, CONFINE_PROXY_PORT);
         if (r < 0) {
                 confine_bridge_stop(pid);
                 return r;

@@ -443,10 +443,9 @@ static int exec_command(char **env, char **argv, const char *stdin_path)
         return 127;
 }
 
-/* The agent in place of this process, as exec_command, once its program is found in env's PATH and its
- * start announced on standard output (agent-start.h). Not found: the run says the agent never started,
- * and names the program. */
-static int exec_agent(char **env, char **argv, const char *stdin_path)
+/* 0 when the agent's program is found in env's PATH; else the status to exit with, having said why: the
+ * run then says the agent never started, and names the program. */
+static int agent_installed(char **env, char **argv)
 {
         _cleanup_free_ char *found = NULL;
         const char *path = NULL;
@@ -463,6 +462,17 @@ static int exec_agent(char **env, char **argv, const char *stdin_path)
         }
         if (r < 0)
                 return fail("cannot look for the agent's program", strerror(-r));
+        return 0;
+}
+
+/* The agent in place of this process, as exec_command, once its program is found (agent_installed) and
+ * its start announced on standard output (agent-start.h). */
+static int exec_agent(char **env, char **argv, const char *stdin_path)
+{
+        int r = agent_installed(env, argv);
+
+        if (r != 0)
+                return r;
         if (fflush(stdout) != 0)
                 return fail("cannot write to the runner", strerror(errno));
         r = write_all(STDOUT_FILENO, AGENT_STARTED_LINE, strlen(AGENT_STARTED_LINE));
@@ -869,6 +879,13 @@ static int inside_confined(const InsideOptions *o)
                 if (o->bridge || o->task_stdin || o->agent)
                         return fail("confined: usage", NULL);
                 return exec_command(environ, o->rest, token);
+        }
+        /* An agent that is not installed never starts, and nothing is started for it: the bridge's words
+         * would come after the reason in what the run reads. */
+        if (o->agent) {
+                int r = agent_installed(environ, o->rest);
+                if (r != 0)
+                        return r;
         }
         if (o->bridge) {
                 int r = confine_inner_bridge_start(&bridge);

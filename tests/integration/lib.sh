@@ -21,11 +21,15 @@ expect_eq() {
         if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: expected '$2', got '$3'"; fi
 }
 
-# expect_contains WHAT NEEDLE HAYSTACK
+# expect_contains WHAT NEEDLE HAYSTACK: where it fails, a haystack longer than the failure's line shows is
+# shown whole after it (its first 80 lines), so that a rare failure says what it met.
 expect_contains() {
         case "$3" in
         *"$2"*) pass "$1" ;;
-        *) fail "$1: expected to contain '$2', got '${3:0:400}'" ;;
+        *)
+                fail "$1: expected to contain '$2', got '${3:0:400}'"
+                [ "${#3}" -le 400 ] || printf '%s\n' "$3" | head -n 80 | sed 's/^/# | /'
+                ;;
         esac
 }
 
