@@ -32,6 +32,8 @@ typedef struct Receiver {
         const char *base;     /* the current file's last component */
         uint64_t current_bytes, total_bytes;
         unsigned n_files;
+        bool scan; /* secrets were given: stream searches each file */
+        SecretStream stream;
         AjError *reterr;
 } Receiver;
 
@@ -165,6 +167,8 @@ static int on_file_begin(const char *name, void *userdata)
                 return r;
         rc->current_bytes = 0;
         rc->current_dirs = rc->dirs.n;
+        if (rc->scan)
+                secret_stream_reset(&rc->stream);
         if (rc->n_files >= rc->limits->max_files) {
                 refuse(rc, true, 0, "over the limit of %u files", rc->limits->max_files);
                 return 0;
@@ -201,8 +205,17 @@ static int on_data(const void *data, size_t size, void *userdata)
         else if (rc->current_bytes > rc->limits->max_total_bytes - rc->total_bytes)
                 refuse(rc, true, 0, "over the total limit of %" PRIu64 " bytes",
                        rc->limits->max_total_bytes);
-        else if ((r = write_all(rc->fd, data, size)) < 0)
-                refuse_error(rc, -r);
+        else {
+                /* Searched before it is written: a secret that came whole in this piece never reaches
+                 * the disk, and one across pieces is removed with the file. */
+                if (rc->scan)
+                        secret_stream_feed(&rc->stream, data, size);
+                if (rc->scan && rc->stream.found) {
+                        refuse(rc, false, 0, "holds %s: not exported", rc->stream.found);
+                        rc->current->secret = true;
+                } else if ((r = write_all(rc->fd, data, size)) < 0)
+                        refuse_error(rc, -r);
+        }
         return 0;
 }
 
@@ -255,8 +268,8 @@ struct ExportReceiver {
         int error; /* the first error of the stream (the reader's or a callback's), sticky: -errno */
 };
 
-int export_receiver_new(int outdir_fd, char *const *names, const ExportLimits *limits, ExportReceiver **ret,
-                        AjError *reterr)
+int export_receiver_new(int outdir_fd, char *const *names, const ExportLimits *limits,
+                        const SecretSet *secrets, ExportReceiver **ret, AjError *reterr)
 {
         ExportReceiver *x;
 
@@ -282,6 +295,13 @@ int export_receiver_new(int outdir_fd, char *const *names, const ExportLimits *l
                 free(x);
                 return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
         }
+        if (secrets && secret_stream_init(&x->rc.stream, secrets) < 0) {
+                free(x->rc.entries);
+                free(x->rc.by_name);
+                free(x);
+                return aj_error(reterr, ENOMEM, 0, 0, "out of memory");
+        }
+        x->rc.scan = secrets != NULL;
         for (size_t i = 0; i < x->rc.n_entries; i++) {
                 x->rc.entries[i].name = names[i];
                 x->rc.by_name[i] = &x->rc.entries[i];
@@ -338,6 +358,7 @@ int export_receiver_end(ExportReceiver *x, ExportResult *ret)
                 result.n_refused += e->state == EXPORT_REFUSED;
                 result.n_missing += e->state == EXPORT_MISSING;
                 result.n_failed += e->state == EXPORT_REFUSED && e->error != 0;
+                result.n_secret += e->state == EXPORT_REFUSED && e->secret;
                 result.limit_hit = result.limit_hit || e->limit;
         }
         export_receiver_free(x);
@@ -354,13 +375,15 @@ void export_receiver_free(ExportReceiver *x)
         if (x->rc.dir_fd >= 0)
                 (void)close(x->rc.dir_fd);
         strv_clear(&x->rc.dirs);
+        if (x->rc.scan)
+                secret_stream_done(&x->rc.stream);
         free(x->rc.entries);
         free(x->rc.by_name);
         free(x);
 }
 
 int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLimits *limits,
-                   ExportResult *ret, AjError *reterr)
+                   const SecretSet *secrets, ExportResult *ret, AjError *reterr)
 {
         _cleanup_free_ char *buf = NULL;
         ExportReceiver *x = NULL;
@@ -368,7 +391,7 @@ int export_receive(int in_fd, int outdir_fd, char *const *names, const ExportLim
 
         assert(in_fd >= 0);
 
-        r = export_receiver_new(outdir_fd, names, limits, &x, reterr);
+        r = export_receiver_new(outdir_fd, names, limits, secrets, &x, reterr);
         if (r < 0)
                 return r;
         buf = malloc(EXPORT_CHUNK_MAX);

@@ -25,6 +25,8 @@ SummaryPhase *summary_phase(Summary *s, const char *name, double seconds, bool o
         va_start(ap, fmt);
         (void)vsnprintf(p->detail, sizeof(p->detail), fmt, ap);
         va_end(ap);
+        if (s->secrets)
+                (void)secret_redact_string(s->secrets, p->detail);
         return p;
 }
 
@@ -40,6 +42,10 @@ int summary_add_export(Summary *s, const char *name, const char *outcome, uint64
         if (!n->name)
                 return -ENOMEM;
         (void)snprintf(n->reason, sizeof(n->reason), "%s", reason ? reason : "");
+        if (s->secrets) {
+                (void)secret_redact_string(s->secrets, n->name);
+                (void)secret_redact_string(s->secrets, n->reason);
+        }
         s->n_exports++;
         return 0;
 }
@@ -74,6 +80,12 @@ void summary_read_egress(Summary *s, const char *data, size_t size)
                                 d->host = member(o, "host");
                                 d->path = member(o, "path");
                                 d->reason = member(o, "reason");
+                                if (s->secrets) {
+                                        (void)secret_redact_string(s->secrets, d->method);
+                                        (void)secret_redact_string(s->secrets, d->host);
+                                        (void)secret_redact_string(s->secrets, d->path);
+                                        (void)secret_redact_string(s->secrets, d->reason);
+                                }
                         }
                 }
                 json_decref(o);
@@ -269,15 +281,60 @@ static int write_new(int dir_fd, const char *name, const char *data, size_t size
         return r;
 }
 
+/* A copy of s->plan's strings, redacted: the runner's own words too may hold a secret (a setup command with
+ * a key in it). */
+typedef struct PlanText {
+        char *repo, *ref, *base, *task, *setup;
+} PlanText;
+
+static void plan_text_done(PlanText *t)
+{
+        free(t->repo);
+        free(t->ref);
+        free(t->base);
+        free(t->task);
+        free(t->setup);
+}
+
+static int redacted_dup(const SecretSet *set, const char *s, char **ret)
+{
+        *ret = NULL;
+        if (!s)
+                return 0;
+        *ret = strdup(s);
+        if (!*ret)
+                return -ENOMEM;
+        if (set)
+                (void)secret_redact_string(set, *ret);
+        return 0;
+}
+
 int summary_write(const Summary *s, int dir_fd, FILE *md, int *ret_md_error)
 {
-        json_t *o = summary_json(s);
+        _cleanup_(plan_text_done) PlanText t = {};
+        RunPlan plan = *s->plan;
+        Summary view = *s;
+        json_t *o;
         _cleanup_free_ char *text = NULL, *mdtext = NULL;
         size_t mdsize = 0;
         FILE *f;
         int r;
 
         *ret_md_error = 0;
+        if (redacted_dup(s->secrets, plan.repo, &t.repo) < 0 ||
+            redacted_dup(s->secrets, plan.ref, &t.ref) < 0 ||
+            redacted_dup(s->secrets, plan.base, &t.base) < 0 ||
+            redacted_dup(s->secrets, plan.task, &t.task) < 0 ||
+            redacted_dup(s->secrets, plan.setup, &t.setup) < 0)
+                return -ENOMEM;
+        plan.repo = t.repo;
+        plan.ref = t.ref;
+        plan.base = t.base;
+        plan.task = t.task;
+        plan.setup = t.setup;
+        view.plan = &plan;
+        s = &view;
+        o = summary_json(s);
         if (!o)
                 return -ENOMEM;
         text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "run-plan.h"
+#include "secret-scan.h"
 
 #define SUMMARY_PHASES_MAX 16
 #define SUMMARY_TEXT_MAX   512
@@ -33,9 +34,10 @@ typedef struct SummaryDenied {
 
 typedef struct Summary {
         const RunPlan *plan;
-        const char *confine; /* [run] confine: "bubblewrap", or "none" where the caller opted out */
-        const char *profile; /* the agent profile's name */
-        const char *token;   /* how the agent got the run token: "none", or "file" (never the token) */
+        const SecretSet *secrets; /* redacted from every text the setters take (may be NULL) */
+        const char *confine;      /* [run] confine: "bubblewrap", or "none" where the caller opted out */
+        const char *profile;      /* the agent profile's name */
+        const char *token;        /* how the agent got the run token: "none", or "file" (never the token) */
         char commit[41], base_commit[41];
         bool fetched_by_id;
         unsigned trusted_replaced, trusted_removed;

@@ -39,6 +39,7 @@
 #include "run-output.h"
 #include "run-plan.h"
 #include "run-summary.h"
+#include "secret-scan.h"
 #include "spawn.h"
 #include "subid.h"
 #include "token-probes.h"
@@ -67,15 +68,21 @@ static long long now_ms(void)
         return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* What no line of the run's may show: the run's own lines (say()), the agent's and the setup command's
+ * output, the summary. Set once the run token is read. */
+static const SecretSet *run_secrets;
+
 static _printf_(1, 2) void say(const char *fmt, ...)
 {
+        char line[2 * SUMMARY_TEXT_MAX];
         va_list ap;
 
-        fprintf(stderr, "%s: ", prog);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        (void)vsnprintf(line, sizeof(line), fmt, ap);
         va_end(ap);
-        fputc('\n', stderr);
+        if (run_secrets)
+                (void)secret_redact_string(run_secrets, line);
+        fprintf(stderr, "%s: %s\n", prog, line);
 }
 
 /* ---- the run's state ---- */
@@ -87,6 +94,7 @@ typedef struct Run {
         char *token; /* the run token, from standard input (--token-stdin), or NULL */
         size_t token_size;
         Summary summary;
+        SecretSet secrets;  /* the run token, the runner's secret variables, the patterns */
         int sigfd;          /* SIGTERM, SIGINT, SIGHUP */
         int cancel_signal;  /* the first one that came, or 0 */
         long long deadline; /* of setup and agent together */
@@ -115,9 +123,13 @@ static void phase_start(const char *name)
 static void phase_end(Run *run, const char *name, long long t0, bool ok, const char *detail)
 {
         double s = (double)(now_ms() - t0) / 1000.0;
-        char safe[SUMMARY_TEXT_MAX];
+        char safe[SUMMARY_TEXT_MAX], plain[SUMMARY_TEXT_MAX];
 
-        (void)check_escape(detail, safe, sizeof(safe));
+        /* Before the escape too: an escaped secret would no longer be found after it. */
+        (void)snprintf(plain, sizeof(plain), "%s", detail);
+        if (run_secrets)
+                (void)secret_redact_string(run_secrets, plain);
+        (void)check_escape(plain, safe, sizeof(safe));
         say("%s: %s in %.3f s%s%s", name, ok ? "ok" : "FAILED", s, safe[0] ? ": " : "", safe);
         (void)summary_phase(&run->summary, name, s, ok, "%s", safe);
 }
@@ -621,10 +633,13 @@ typedef struct ProfileOut {
 static void profile_on_line(const CheckLine *l, void *userdata)
 {
         ProfileOut *o = userdata;
-        char n_esc[CHECK_NAME_MAX * 4], d_esc[CHECK_DETAIL_MAX * 4];
+        char n_esc[CHECK_NAME_MAX * 4], d_esc[CHECK_DETAIL_MAX * 4], plain[CHECK_DETAIL_MAX + 1];
 
+        /* The sandbox side wrote the line: what it says of the token is redacted before the escape. */
+        (void)snprintf(plain, sizeof(plain), "%s", l->detail);
+        (void)secret_redact_string(run_secrets, plain);
         check_escape(l->name, n_esc, sizeof(n_esc));
-        check_escape(l->detail, d_esc, sizeof(d_esc));
+        check_escape(plain, d_esc, sizeof(d_esc));
         fprintf(stderr, "%s [%s] %s\n", check_status_to_string(l->status), n_esc, d_esc);
         if (l->status == CHECK_OK) {
                 o->ok++;
@@ -768,6 +783,7 @@ static int phase_profile(Run *run)
 /* The agent's output as it comes: its start line taken out of standard output (agent-start.h), the
  * beginning of its standard error kept to say why, where it never started. */
 typedef struct AgentOut {
+        SecretLines out_lines, err_lines; /* first the secrets go, then the workflow commands */
         OutputFilter out, err;
         AgentStartReader start;
         char first_err[STDERR_KEEP + 1];
@@ -786,15 +802,48 @@ static int write_stderr(const char *data, size_t n, void *userdata)
         return write_all(STDERR_FILENO, data, n);
 }
 
+static int filter_stdout(const char *data, size_t n, void *userdata)
+{
+        AgentOut *a = userdata;
+
+        return output_filter_feed(&a->out, data, n, write_stdout, NULL);
+}
+
+static int filter_stderr(const char *data, size_t n, void *userdata)
+{
+        AgentOut *a = userdata;
+
+        return output_filter_feed(&a->err, data, n, write_stderr, NULL);
+}
+
+/* The sandbox's output to the job's log: redacted a line at a time, then filtered. */
+static void agent_print(AgentOut *a, bool err, const char *data, size_t n)
+{
+        SecretLines *l = err ? &a->err_lines : &a->out_lines;
+
+        assert(run_secrets);
+        l->set = run_secrets;
+        (void)secret_lines_feed(l, data, n, err ? filter_stderr : filter_stdout, a);
+}
+
+static void agent_print_end(AgentOut *a)
+{
+        a->out_lines.set = a->err_lines.set = run_secrets;
+        (void)secret_lines_flush(&a->out_lines, filter_stdout, a);
+        (void)secret_lines_flush(&a->err_lines, filter_stderr, a);
+        (void)output_filter_flush(&a->out, write_stdout, NULL);
+        (void)output_filter_flush(&a->err, write_stderr, NULL);
+}
+
 static int agent_on_out(const char *data, size_t n, void *userdata)
 {
         AgentOut *a = userdata;
         size_t replay, skip = agent_start_feed(&a->start, data, n, &replay);
 
         if (replay > 0)
-                (void)output_filter_feed(&a->out, AGENT_STARTED_LINE, replay, write_stdout, NULL);
+                agent_print(a, false, AGENT_STARTED_LINE, replay);
         if (skip < n)
-                (void)output_filter_feed(&a->out, data + skip, n - skip, write_stdout, NULL);
+                agent_print(a, false, data + skip, n - skip);
         return 0;
 }
 
@@ -803,7 +852,7 @@ static int agent_on_err(const char *data, size_t n, void *userdata)
         AgentOut *a = userdata;
 
         (void)keep_err(a->first_err, &a->n_first_err, data, n);
-        (void)output_filter_feed(&a->err, data, n, write_stderr, NULL);
+        agent_print(a, true, data, n);
         return 0;
 }
 
@@ -867,9 +916,8 @@ static int agent_outcome(Run *run, const char *phase, const Pump *pump, int r, E
         size_t held = agent_start_end(&out->start);
 
         if (held > 0)
-                (void)output_filter_feed(&out->out, AGENT_STARTED_LINE, held, write_stdout, NULL);
-        (void)output_filter_flush(&out->out, write_stdout, NULL);
-        (void)output_filter_flush(&out->err, write_stderr, NULL);
+                agent_print(out, false, AGENT_STARTED_LINE, held);
+        agent_print_end(out);
         if (r < 0) {
                 phase_end(run, phase, t0, false, strerror(-r));
                 return RUN_EXIT_FAILED;
@@ -1203,7 +1251,7 @@ static int phase_export(Run *run)
         for (size_t i = 0; i < n; i++)
                 args[k++] = p->outputs[i];
 
-        r = export_receiver_new(run->out_fd, names, &lim, &out.receiver, &err);
+        r = export_receiver_new(run->out_fd, names, &lim, &run->secrets, &out.receiver, &err);
         if (r < 0) {
                 phase_end(run, "export", t0, false, err.message);
                 return RUN_EXIT_CLEANUP;
@@ -1263,10 +1311,11 @@ static int phase_export(Run *run)
                 return RUN_EXIT_CLEANUP;
         }
         run->disposed = true;
-        (void)snprintf(detail, sizeof(detail), "%zu exported (%llu bytes), %zu refused, %zu missing%s%s",
+        (void)snprintf(detail, sizeof(detail), "%zu exported (%llu bytes), %zu refused, %zu missing%s%s%s",
                        res.n_exported, (unsigned long long)res.total_bytes, res.n_refused, res.n_missing,
                        res.limit_hit ? "; a limit was hit" : "",
-                       res.n_failed ? "; the runner could not write some (see each)" : "");
+                       res.n_failed ? "; the runner could not write some (see each)" : "",
+                       res.n_secret ? "; some held a secret (see each)" : "");
         /* An output the runner could not write (a full disk) is lost: the run failed, not the agent. */
         phase_end(run, "export", t0, !res.limit_hit && res.n_failed == 0, detail);
         r = res.n_failed ? RUN_EXIT_CLEANUP : res.limit_hit ? RUN_EXIT_LIMIT : RUN_EXIT_OK;
@@ -1321,7 +1370,7 @@ static void phase_egress_log(Run *run)
         char detail[SUMMARY_TEXT_MAX];
         long long t0 = now_ms();
         uint64_t n = 0;
-        size_t size = 0;
+        size_t size = 0, redacted;
         int r;
 
         if (!run->config->egress_proxy || !run->log_taken)
@@ -1346,12 +1395,25 @@ static void phase_egress_log(Run *run)
                 phase_end(run, "egress-log", t0, false, detail);
                 return;
         }
-        if (lseek(fd, 0, SEEK_SET) == 0 && read_regular_fd(fd, EGRESS_LOG_MAX, &data, &size) == 0)
-                summary_read_egress(&run->summary, data, size);
-        (void)snprintf(detail, sizeof(detail), "%llu bytes from offset %llu%s; %u requests, %u denied",
+        /* A request's URL is the sandbox's to choose: the token in a query goes into the log. */
+        if (lseek(fd, 0, SEEK_SET) != 0 || read_regular_fd(fd, EGRESS_LOG_MAX, &data, &size) < 0) {
+                (void)unlinkat(run->out_fd, RUN_EGRESS_NAME, 0);
+                phase_end(run, "egress-log", t0, false,
+                          "cannot read back what the helper wrote, to redact its secrets: removed");
+                return;
+        }
+        redacted = secret_redact(&run->secrets, data, &size);
+        if (redacted > 0 &&
+            (ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) != 0 || write_all(fd, data, size) < 0)) {
+                (void)unlinkat(run->out_fd, RUN_EGRESS_NAME, 0);
+                phase_end(run, "egress-log", t0, false, "cannot write it redacted: removed");
+                return;
+        }
+        summary_read_egress(&run->summary, data, size);
+        (void)snprintf(detail, sizeof(detail), "%llu bytes from offset %llu%s; %u requests, %u denied%s",
                        (unsigned long long)n, (unsigned long long)run->log_offset,
                        r == -EFBIG ? " (cut at 64 MiB)" : "", run->summary.egress_requests,
-                       run->summary.egress_denied);
+                       run->summary.egress_denied, redacted > 0 ? "; it held secrets, redacted" : "");
         phase_end(run, "egress-log", t0, true, detail);
         if (run->clone_http_error)
                 explain_clone(run);
@@ -1616,6 +1678,8 @@ static void run_done(Run *run)
         if (run->token)
                 explicit_bzero(run->token, run->token_size);
         free(run->token);
+        run_secrets = NULL;
+        secret_set_done(&run->secrets);
         profile_free(run->profile);
         run_plan_done(&run->plan);
         config_free(run->config);
@@ -1666,6 +1730,17 @@ int run_main(int argc, char **argv)
                 if (r < 0)
                         return usage_error(e.message);
         }
+        secret_set_init(&run.secrets);
+        r = run.token ? secret_set_add(&run.secrets, run.token, run.token_size, "the run token") : 0;
+        if (r >= 0)
+                r = secret_set_add_environment(&run.secrets, environ);
+        if (r < 0) {
+                say("cannot take the secrets no output may hold: %s",
+                    r == -E2BIG ? "more than 128 secret variables" : strerror(-r));
+                return RUN_EXIT_CLEANUP;
+        }
+        run_secrets = &run.secrets;
+        run.summary.secrets = &run.secrets;
         if (mkdir(run.plan.out_dir, 0700) < 0) {
                 say("--out %s: %s", run.plan.out_dir,
                     errno == EEXIST ? "exists already (it must not)" : strerror(errno));

@@ -673,7 +673,7 @@ START_TEST(test_round_trip)
         ck_assert_int_eq(export_send_end(fd), 0);
         rewind_fd(fd);
 
-        ck_assert_msg(export_receive(fd, out, want, &limits, &res, &e) == 0, "%s", e.message);
+        ck_assert_msg(export_receive(fd, out, want, &limits, NULL, &res, &e) == 0, "%s", e.message);
         ck_assert_uint_eq(res.n_entries, 7);
         ck_assert_uint_eq(res.n_exported, 5);
         ck_assert_uint_eq(res.n_refused, 1);
@@ -733,7 +733,7 @@ START_TEST(test_receiver_pieces_and_drop)
         data = read_stream(fd, &size);
 
         /* All but the last 100 bytes (the second file's end and END), then dropped. */
-        ck_assert_int_eq(export_receiver_new(out, names, &limits, &x, &e), 0);
+        ck_assert_int_eq(export_receiver_new(out, names, &limits, NULL, &x, &e), 0);
         for (size_t i = 0; i + 100 < size; i += 7)
                 ck_assert_int_eq(export_receiver_feed(x, data + i, size - 100 - i < 7 ? size - 100 - i : 7),
                                  0);
@@ -744,7 +744,7 @@ START_TEST(test_receiver_pieces_and_drop)
         ck_assert(!exists(out, "a"));
 
         /* Whole, in pieces, and ended. */
-        ck_assert_int_eq(export_receiver_new(out, names, &limits, &x, &e), 0);
+        ck_assert_int_eq(export_receiver_new(out, names, &limits, NULL, &x, &e), 0);
         for (size_t i = 0; i < size; i += 7)
                 ck_assert_int_eq(export_receiver_feed(x, data + i, size - i < 7 ? size - i : 7), 0);
         ck_assert_msg(export_receiver_end(x, &res) == 0, "%s", e.message);
@@ -756,7 +756,7 @@ START_TEST(test_receiver_pieces_and_drop)
         ck_assert_int_eq(unlinkat(out, "one", 0), 0);
         ck_assert_int_eq(unlinkat(out, "a/two", 0), 0);
         ck_assert_int_eq(unlinkat(out, "a", AT_REMOVEDIR), 0);
-        ck_assert_int_eq(export_receiver_new(out, names, &limits, &x, &e), 0);
+        ck_assert_int_eq(export_receiver_new(out, names, &limits, NULL, &x, &e), 0);
         ck_assert_int_eq(export_receiver_feed(x, data, size - 4), 0);
         ck_assert_int_eq(export_receiver_feed(x, "BAD\n", 4), -EBADMSG);
         ck_assert_int_eq(export_receiver_feed(x, "END\n", 4), -EBADMSG);
@@ -814,8 +814,60 @@ static int receive(int fd, int out, char *const *names, const ExportLimits *limi
 {
         ck_assert_int_ge(export_send_end(fd), 0);
         rewind_fd(fd);
-        return export_receive(fd, out, names, limits, res, e);
+        return export_receive(fd, out, names, limits, NULL, res, e);
 }
+
+/* A file that holds a secret is refused by name and nothing of it stays in the output directory: the
+ * token whole in one piece, the token across two pieces (its first part was written, then removed), a
+ * secret-shaped string; the clean file beside them is exported. */
+START_TEST(test_secret_refused)
+{
+        _cleanup_close_ int out = make_dir(dirfd_tmp, "secret");
+        _cleanup_close_ int fd = stream_fd();
+        const ExportLimits limits = { .max_file_bytes = 1 << 20,
+                                      .max_total_bytes = 1 << 20,
+                                      .max_files = 10 };
+        char *const names[] = { "whole", "d/split", "shaped", "clean", NULL };
+        _cleanup_(export_result_done) ExportResult res = {};
+        const char token[] = "run-token-0123456789abcdef";
+        SecretSet set;
+        AjError e = {};
+
+        secret_set_init(&set);
+        ck_assert_int_eq(secret_set_add(&set, token, strlen(token), "the run token"), 0);
+        ck_assert_int_eq(export_write_file_begin(fd, "whole"), 0);
+        ck_assert_int_eq(export_write_data(fd, "before ", 7), 0);
+        ck_assert_int_eq(export_write_data(fd, token, strlen(token)), 0);
+        ck_assert_int_eq(export_write_data(fd, " after", 6), 0);
+        ck_assert_int_eq(export_write_file_end(fd), 0);
+        ck_assert_int_eq(export_write_file_begin(fd, "d/split"), 0);
+        ck_assert_int_eq(export_write_data(fd, token, 10), 0);
+        ck_assert_int_eq(export_write_data(fd, token + 10, strlen(token) - 10), 0);
+        ck_assert_int_eq(export_write_file_end(fd), 0);
+        ck_assert_int_eq(export_send_buffer(fd, "shaped", "AKIAIOSFODNN7EXAMPLE\n", 21), 0);
+        ck_assert_int_eq(export_send_buffer(fd, "clean", "run-token-0123456789abcde", 25), 0);
+        ck_assert_int_eq(export_send_end(fd), 0);
+        rewind_fd(fd);
+
+        ck_assert_msg(export_receive(fd, out, names, &limits, &set, &res, &e) == 0, "%s", e.message);
+        ck_assert_uint_eq(res.n_exported, 1);
+        ck_assert_uint_eq(res.n_refused, 3);
+        ck_assert_uint_eq(res.n_secret, 3);
+        ck_assert_uint_eq(res.n_failed, 0);
+        ck_assert(!res.limit_hit);
+        ck_assert_str_eq(entry(&res, "whole")->reason, "holds the run token: not exported");
+        ck_assert_str_eq(entry(&res, "d/split")->reason, "holds the run token: not exported");
+        ck_assert_str_eq(entry(&res, "shaped")->reason, "holds an AWS access key id: not exported");
+        ck_assert(entry(&res, "whole")->secret && !entry(&res, "whole")->limit);
+        ck_assert(!entry(&res, "clean")->secret);
+        ck_assert(!exists(out, "whole"));
+        ck_assert(!exists(out, "d/split"));
+        ck_assert(!exists(out, "d"));
+        ck_assert(!exists(out, "shaped"));
+        ck_assert(exists(out, "clean"));
+        secret_set_done(&set);
+}
+END_TEST
 
 START_TEST(test_per_file_limit)
 {
@@ -951,9 +1003,9 @@ START_TEST(test_malformed_removes_everything)
         ck_assert_int_eq(export_write_data(fd, "abc", 3), 0);
         /* No DONE, no END: the stream stops in the middle of a file. */
         rewind_fd(fd);
-        ck_assert_int_eq(
-                export_receive(fd, out, (char *const[]){ "x/y/z", "x/w", "half", NULL }, &limits, &res, &e),
-                -EBADMSG);
+        ck_assert_int_eq(export_receive(fd, out, (char *const[]){ "x/y/z", "x/w", "half", NULL }, &limits,
+                                        NULL, &res, &e),
+                         -EBADMSG);
         ck_assert_str_eq(e.message, "the stream ended without its end record");
         ck_assert(!exists(out, "x"));
         ck_assert(!exists(out, "half"));
@@ -1051,6 +1103,7 @@ int main(void)
         tcase_add_test(tc, test_receiver_pieces_and_drop);
         tcase_add_test(tc, test_watch_caller);
         tcase_add_test(tc, test_per_file_limit);
+        tcase_add_test(tc, test_secret_refused);
         tcase_add_test(tc, test_lying_chunks);
         tcase_add_test(tc, test_total_and_count_limits);
         tcase_add_test(tc, test_names_not_requested_or_twice);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "read-file.h"
 #include "run-summary.h"
 
 static const char *const hostile[] = {
@@ -176,6 +177,26 @@ static char *markdown_of(Summary *s)
         return TAKE_PTR(md);
 }
 
+/* summary.json as summary_write() writes it. */
+static char *json_of(Summary *s)
+{
+        char dir[] = "/tmp/test-run-summary.XXXXXX";
+        char *json = NULL;
+        size_t size = 0;
+        int fd, md_error = 1;
+
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(summary_write(s, fd, NULL, &md_error), 0);
+        ck_assert_int_eq(read_regular_nofollow(fd, "summary.json", 1 << 20, &json, &size), 0);
+        ck_assert_int_eq(unlinkat(fd, "summary.json", 0), 0);
+        ck_assert_int_eq(unlinkat(fd, "summary.md", 0), 0);
+        close(fd);
+        ck_assert_int_eq(rmdir(dir), 0);
+        return json;
+}
+
 static char *outputs[] = { (char *)"out/review.md", NULL };
 static const RunPlan plan = { .repo = "/srv/repo", .base = "main", .task = "/t", .outputs = outputs };
 
@@ -253,6 +274,46 @@ START_TEST(test_write_failure)
 }
 END_TEST
 
+/* Every text the sandbox or the runner put in: with the run token and a token-shaped string redacted,
+ * in the Markdown as in the JSON (summary_write writes both; the Markdown is what is read back here). */
+START_TEST(test_secrets_redacted)
+{
+        static const RunPlan leaky = { .repo = "/srv/repo",
+                                       .base = "main",
+                                       .task = "/t",
+                                       .setup = "make KEY=run-token-0123456789abcdef",
+                                       .outputs = outputs };
+        Summary s = { .plan = &leaky, .result = "succeeded", .confine = "bubblewrap", .profile = "command" };
+        _cleanup_free_ char *md = NULL, *json = NULL;
+        const char *log = "{\"method\":\"GET\",\"host\":\"h\",\"path\":\"/x/run-token-0123456789abcdef\","
+                          "\"decision\":\"deny\",\"reason\":\"no rule\"}\n";
+        SecretSet set;
+
+        secret_set_init(&set);
+        ck_assert_int_eq(secret_set_add(&set, "run-token-0123456789abcdef", 26, "the run token"), 0);
+        s.secrets = &set;
+        (void)summary_phase(&s, "agent", 1.0, false,
+                            "said run-token-0123456789abcdef and AKIAIOSFODNN7EXAMPLE");
+        ck_assert_int_eq(summary_add_export(&s, "out/run-token-0123456789abcdef", "refused", 0,
+                                            "a link to /run-token-0123456789abcdef"),
+                         0);
+        summary_read_egress(&s, log, strlen(log));
+        md = markdown_of(&s);
+        ck_assert_msg(!strstr(md, "run-token-0123456789abcdef"), "%s", md);
+        ck_assert_msg(!strstr(md, "AKIAIOSFODNN7EXAMPLE"), "%s", md);
+        ck_assert_msg(strstr(md, "said [secret] and [secret]"), "%s", md);
+        ck_assert_msg(strstr(md, "/x/[secret]"), "%s", md);
+        json = json_of(&s);
+        ck_assert_msg(!strstr(json, "run-token-0123456789abcdef"), "%s", json);
+        ck_assert_msg(strstr(json, "\"setup\": \"make KEY=[secret]\""), "%s", json);
+        ck_assert_msg(strstr(json, "\"path\": \"/x/[secret]\""), "%s", json);
+        /* The caller's plan is left as it was: the setup command still runs as given. */
+        ck_assert_str_eq(leaky.setup, "make KEY=run-token-0123456789abcdef");
+        summary_done(&s);
+        secret_set_done(&set);
+}
+END_TEST
+
 static Suite *summary_suite(void)
 {
         Suite *s = suite_create("run-summary");
@@ -261,6 +322,7 @@ static Suite *summary_suite(void)
         tcase_add_loop_test(t, test_hostile_fields, 0, (int)ELEMENTSOF(hostile));
         tcase_add_test(t, test_exact);
         tcase_add_test(t, test_write_failure);
+        tcase_add_test(t, test_secrets_redacted);
         suite_add_tcase(s, t);
         return s;
 }
