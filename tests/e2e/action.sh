@@ -336,7 +336,8 @@ for a in "$@"; do [ "$prev" = --settings ] && settings=$a; prev=$a; done
 helper=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["apiKeyHelper"])' "$settings")
 key=$(/bin/sh -c "$helper")
 mkdir -p out
-printf '%s\n' "key: $key" "argv: $*" "task: $(cat)" >out/record.txt
+# The key by its hash: an output that held the key itself would be refused (run exports no secret).
+printf '%s\n' "key-sha256: $(printf '%s' "$key" | sha256sum | cut -d' ' -f1)" "argv: $*" "task: $(cat)" >out/record.txt
 printf '# Review\n\nLooks fine.\n' >review.md
 echo "stand-in claude: ready"
 for _ in $(seq 300); do [ -e out/go ] && break; sleep 0.1; done
@@ -383,14 +384,15 @@ expect_eq "run: output summary" "$OUT/summary.json" "$(state run '["outputs"]["s
 expect_eq "run: review.md exported" "# Review
 
 Looks fine." "$(cat "$OUT/workspace/review.md" 2>&1)"
-expect_eq "run: the key reached the agent through its file" "key: $TOKEN" "$(grep '^key: ' "$OUT/workspace/out/record.txt" 2>&1)"
+expect_eq "run: the key reached the agent through its file" "key-sha256: $(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)" \
+        "$(grep '^key-sha256: ' "$OUT/workspace/out/record.txt" 2>&1)"
 expect_contains "run: the words of args, one each" "argv: --bare -p " "$(grep '^argv: ' "$OUT/workspace/out/record.txt" 2>&1)"
 expect_contains "... after the profile's" " --max-turns 3" "$(grep '^argv: ' "$OUT/workspace/out/record.txt" 2>&1)"
 expect_eq "run: the task on the agent's standard input" "task: Review the change." "$(grep '^task: ' "$OUT/workspace/out/record.txt" 2>&1)"
 expect_eq "while the agent ran: the token in no command line, nor in the client's environment" \
         "seen=1 cmdline=0 client-environ=0" "$(cat "$work/watch.out" 2>&1)"
-expect_eq "the token in no file of RUNNER_TEMP but the export (the scripts, the summaries, the states)" "" \
-        "$(grep -rlF -f "$work/token.pattern" "$RUNNER_TEMP" "$work/run.summary" "$work/run.json" 2>/dev/null | grep -v "^$OUT/workspace/out/record.txt$")"
+expect_eq "the token in no file of RUNNER_TEMP, the export with them (the scripts, the summaries, the states)" "" \
+        "$(grep -rlF -f "$work/token.pattern" "$RUNNER_TEMP" "$work/run.summary" "$work/run.json" 2>/dev/null)"
 expect_eq "the run step's summary: the run's summary.md, whole" "$(wc -c <"$OUT/summary.md" 2>&1)" \
         "$(state run '["steps"]["run"]["summary_bytes"]')"
 expect_eq "... after the check's" "$(cat "$OUT/summary.md" 2>&1)" \
