@@ -47,7 +47,8 @@ static const Command commands[] = {
           policy_test_main,
           policy_test_options,
           "policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"
-          "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]" },
+          "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
+          "                               [--reads any|listed]" },
         { { "run", NULL },
           run_main,
           run_options,

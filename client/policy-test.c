@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]
  *                                    [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]
+ *                                    [--reads any|listed]
  * What the egress proxy would decide for one request, by the code the proxy runs: for operators, and for
  * the check, which asks it about each probe's requests. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "client.h"
+#include "config.h"
 #include "egress-policy.h"
 #include "macro.h"
 
@@ -18,7 +21,8 @@
 
 #define USAGE                                                                                               \
         "usage: agentic-job policy test METHOD URL [--body] [--upgrade] [--host HEADER] [--sni NAME]\n"     \
-        "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"
+        "                               [--authority HOST[:PORT]] [--policy FILE] [--threats FILE]\n"       \
+        "                               [--reads any|listed]\n"
 
 static int usage_error(const char *what, const char *arg)
 {
@@ -41,6 +45,7 @@ typedef enum PolicyTestOption {
         POLICY_TEST_AUTHORITY,
         POLICY_TEST_POLICY,
         POLICY_TEST_THREATS,
+        POLICY_TEST_READS,
 } PolicyTestOption;
 
 const CliOption policy_test_options[] = {
@@ -51,11 +56,12 @@ const CliOption policy_test_options[] = {
         { "--authority", POLICY_TEST_AUTHORITY, CLI_WORD, false },
         { "--policy", POLICY_TEST_POLICY, CLI_FILE, false },
         { "--threats", POLICY_TEST_THREATS, CLI_FILE, false },
+        { "--reads", POLICY_TEST_READS, CLI_WORD, false },
         {},
 };
 
 typedef struct Options {
-        const char *method, *url, *host, *sni, *authority, *policy, *threats;
+        const char *method, *url, *host, *sni, *authority, *policy, *threats, *reads;
         bool body, upgrade;
 } Options;
 
@@ -92,6 +98,9 @@ static int parse_options(int argc, char **argv, Options *o)
                                 break;
                         case POLICY_TEST_THREATS:
                                 slot = &o->threats;
+                                break;
+                        case POLICY_TEST_READS:
+                                slot = &o->reads;
                                 break;
                         }
                 }
@@ -138,6 +147,8 @@ int policy_test_main(int argc, char **argv)
                 return fail(e.message);
         if (o.sni && !url.https)
                 return usage_error("--sni needs an https URL: plain HTTP has no TLS server name", "");
+        if (o.reads && strcmp(o.reads, "any") != 0 && strcmp(o.reads, "listed") != 0)
+                return usage_error("--reads takes \"any\" or \"listed\", not ", o.reads);
         if (o.authority && !url.https)
                 return usage_error("--authority needs an https URL: a plain HTTP request goes where its URL "
                                    "names",
@@ -146,6 +157,17 @@ int policy_test_main(int argc, char **argv)
         r = egress_policy_load(o.policy ? o.policy : EGRESS_POLICY_PATH, &policy, &e);
         if (r < 0)
                 return fail(e.message);
+        /* Without --reads, the proxy's mode where it is set up: the configuration's [egress] reads. */
+        if (o.reads)
+                policy->reads_listed = strcmp(o.reads, "listed") == 0;
+        else if (access(CONFIG_PATH, F_OK) == 0) {
+                _cleanup_(config_freep) Config *config = NULL;
+
+                r = config_load_trusted(CONFIG_PATH, &config, NULL, NULL, &e);
+                if (r < 0)
+                        return fail(e.message);
+                policy->reads_listed = config->egress_reads_listed;
+        }
         /* Without --threats, the proxy's list where it is installed; the proxy runs without one otherwise.
          */
         r = egress_threats_load(o.threats ? o.threats : EGRESS_THREATS_PATH, &threats, &e);

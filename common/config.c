@@ -698,6 +698,17 @@ static int parse_proxy(AjError *e, const Field *f, State *s)
 
 static int parse_log_max_bytes(AjError *e, const Field *f, State *s);
 
+static int parse_reads(AjError *e, const Field *f, State *s)
+{
+        static const char *const names[] = { "any", "listed" };
+        size_t i = 0;
+        int r = parse_choice(e, f, names, ELEMENTSOF(names), &i);
+
+        if (r >= 0)
+                s->config->egress_reads_listed = i == 1;
+        return r;
+}
+
 /* ---- [run] ---- */
 
 static int check_trusted_path(AjError *e, const Field *f, const TomlValue *item, char *const *earlier)
@@ -926,6 +937,7 @@ static const KeyDef check_keys[] = {
 static const KeyDef egress_keys[] = {
         { "proxy", parse_proxy },
         { "log-max-bytes", parse_log_max_bytes },
+        { "reads", parse_reads },
 };
 
 typedef struct TableDef {

@@ -96,6 +96,8 @@ typedef struct Config {
         /* [egress] */
         bool egress_proxy;                       /* proxy; default true */
         unsigned long long egress_log_max_bytes; /* log-max-bytes; default 1 GiB */
+        bool egress_reads_listed; /* reads; "any" (false, the default) or "listed": a read needs a
+                                   * [[read]] rule of the policy naming its host */
 
         /* [run] */
         char **run_trusted_paths;       /* trusted-paths; default [".agentic-job", ".claude", ".codex"]; each

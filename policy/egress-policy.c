@@ -36,6 +36,7 @@
 
 static const char *const read_methods[] = { "GET", "HEAD", "OPTIONS" };
 static const char *const rule_keys[] = { "name", "why", "hosts", "methods", "paths" };
+static const char *const read_rule_keys[] = { "name", "why", "hosts" };
 
 static bool is_lower(char c)
 {
@@ -645,19 +646,21 @@ static void rule_done(EgressRule *rule)
         *rule = (EgressRule){};
 }
 
-/* Fills rule from the table t, the policy's rule number index (1-based). */
-static int parse_rule(AjError *e, const EgressPolicy *policy, const TomlValue *t, size_t index,
+/* Fills rule from the table t, the policy's rule number index (1-based) of its kind. */
+static int parse_rule(AjError *e, const EgressPolicy *policy, const TomlValue *t, size_t index, bool read,
                       EgressRule *rule)
 {
         const TomlValue *name = toml_table_get(t, "name");
         RuleContext c = { .error = e, .policy = policy };
+        const char *kind = read ? "read rule" : "rule";
         int r;
 
         if (name && toml_type(name) == TOML_STRING && rule_name_valid(toml_string(name)))
-                (void)snprintf(c.label, sizeof(c.label), "rule \"%s\"", toml_string(name));
+                (void)snprintf(c.label, sizeof(c.label), "%s \"%s\"", kind, toml_string(name));
         else
-                (void)snprintf(c.label, sizeof(c.label), "rule %zu", index);
+                (void)snprintf(c.label, sizeof(c.label), "%s %zu", kind, index);
         rule->line = toml_line(t);
+        rule->read = read;
 
         for (size_t i = 0; i < toml_table_length(t); i++) {
                 const char *key = toml_table_key(t, i);
@@ -669,10 +672,15 @@ static int parse_rule(AjError *e, const EgressPolicy *policy, const TomlValue *t
                         r = parse_string(&c, key, v, &rule->why, check_why);
                 else if (strcmp(key, "hosts") == 0)
                         r = parse_list(&c, key, v, check_host, &rule->hosts);
-                else if (strcmp(key, "methods") == 0)
+                else if (!read && strcmp(key, "methods") == 0)
                         r = parse_list(&c, key, v, check_method, &rule->methods);
-                else if (strcmp(key, "paths") == 0)
+                else if (!read && strcmp(key, "paths") == 0)
                         r = parse_list(&c, key, v, check_path, &rule->paths);
+                else if (read)
+                        r = rule_error(&c, toml_table_key_line(t, i), toml_table_key_column(t, i),
+                                       "unknown key \"%s\" (a read rule has name, why and hosts: every read "
+                                       "method and path of its hosts)",
+                                       QUOTE(key));
                 else
                         r = rule_error(&c, toml_table_key_line(t, i), toml_table_key_column(t, i),
                                        "unknown key \"%s\" (a rule has name, why, hosts, methods and paths)",
@@ -681,10 +689,10 @@ static int parse_rule(AjError *e, const EgressPolicy *policy, const TomlValue *t
                         return r;
         }
 
-        for (size_t i = 0; i < ELEMENTSOF(rule_keys); i++)
-                if (!toml_table_get(t, rule_keys[i]))
+        for (size_t i = 0; i < (read ? ELEMENTSOF(read_rule_keys) : ELEMENTSOF(rule_keys)); i++)
+                if (!toml_table_get(t, read ? read_rule_keys[i] : rule_keys[i]))
                         return rule_error(&c, toml_line(t), toml_column(t), "missing key \"%s\"",
-                                          rule_keys[i]);
+                                          read ? read_rule_keys[i] : rule_keys[i]);
         return 0;
 }
 
@@ -698,29 +706,37 @@ void egress_policy_free(EgressPolicy *p)
         free(p);
 }
 
-static int parse_write(AjError *e, const TomlValue *v, EgressPolicy *p)
+/* The [[write]] (read false) or [[read]] tables of v, appended to p's rules. */
+static int parse_rules(AjError *e, const TomlValue *v, bool read, EgressPolicy *p)
 {
+        const char *kind = read ? "read" : "write";
+        EgressRule *rules;
         size_t n;
 
         if (toml_type(v) != TOML_ARRAY)
                 return aj_error(e, EINVAL, toml_line(v), toml_column(v),
-                                "write: expected [[write]] tables, found %s",
+                                "%s: expected [[%s]] tables, found %s", kind, kind,
                                 toml_type_description(toml_type(v)));
         n = toml_array_length(v);
         if (n > 0 && toml_type(toml_array_get(v, 0)) != TOML_TABLE)
                 return aj_error(e, EINVAL, toml_line(v), toml_column(v),
-                                "write: expected [[write]] tables, found an array of %ss",
+                                "%s: expected [[%s]] tables, found an array of %ss", kind, kind,
                                 toml_type_name(toml_type(toml_array_get(v, 0))));
         if (n == 0)
                 return 0;
-        p->rules = calloc(n, sizeof(EgressRule));
-        if (!p->rules)
+        rules = reallocarray(p->rules, p->n_rules + n, sizeof(EgressRule));
+        if (!rules)
                 return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        p->rules = rules;
         for (size_t i = 0; i < n; i++) {
-                int r = parse_rule(e, p, toml_array_get(v, i), i + 1, &p->rules[i]);
+                EgressRule *rule = &p->rules[p->n_rules];
+                int r;
 
-                /* Counted before it is checked, so that a half-read rule is freed with the rest. */
-                p->n_rules = i + 1;
+                *rule = (EgressRule){};
+                /* The name check sees the rules before it, of both kinds; the rule is counted before its
+                 * result is checked, so that a half-read rule is freed with the rest. */
+                r = parse_rule(e, p, toml_array_get(v, i), i + 1, read, rule);
+                p->n_rules++;
                 if (r < 0)
                         return r;
         }
@@ -750,20 +766,23 @@ int egress_policy_parse(const char *data, size_t size, EgressPolicy **ret_policy
                 const TomlValue *v = toml_table_value(root, i);
                 unsigned line = toml_table_key_line(root, i), column = toml_table_key_column(root, i);
 
-                if (strcmp(key, "write") == 0)
-                        r = parse_write(reterr, v, p);
+                if (strcmp(key, "write") == 0 || strcmp(key, "read") == 0)
+                        r = parse_rules(reterr, v, strcmp(key, "read") == 0, p);
                 else if (toml_type(v) == TOML_TABLE)
                         r = aj_error(reterr, EINVAL, line, column,
-                                     "unknown table [%s]: a policy holds only [[write]] tables", QUOTE(key));
+                                     "unknown table [%s]: a policy holds only [[write]] and [[read]] tables",
+                                     QUOTE(key));
                 else if (toml_type(v) == TOML_ARRAY && toml_array_length(v) > 0 &&
                          toml_type(toml_array_get(v, 0)) == TOML_TABLE)
-                        r = aj_error(reterr, EINVAL, line, column,
-                                     "unknown table [[%s]]: a policy holds only [[write]] tables",
-                                     QUOTE(key));
+                        r = aj_error(
+                                reterr, EINVAL, line, column,
+                                "unknown table [[%s]]: a policy holds only [[write]] and [[read]] tables",
+                                QUOTE(key));
                 else
                         r = aj_error(
                                 reterr, EINVAL, line, column,
-                                "unknown key \"%s\" outside any table: a policy holds only [[write]] tables",
+                                "unknown key \"%s\" outside any table: a policy holds only [[write]] and "
+                                "[[read]] tables",
                                 QUOTE(key));
                 if (r < 0)
                         return r;
@@ -1020,7 +1039,7 @@ static void decide(EgressDecision *d, EgressVerdict verdict, const EgressRule *r
 
 static bool rule_matches(const EgressRule *rule, const char *method, const char *host, const char *path)
 {
-        if (!strv_contains(rule->methods, method) || !strv_contains(rule->hosts, host))
+        if (rule->read || !strv_contains(rule->methods, method) || !strv_contains(rule->hosts, host))
                 return false;
         for (char **g = rule->paths; *g; g++)
                 if (egress_path_match(*g, path))
@@ -1132,6 +1151,33 @@ static void decide_write(const EgressPolicy *policy, const EgressRequest *q, con
                host_shown(host, where), what, body);
 }
 
+/* The first rule of the kind asked (reads, or both kinds) that names host; NULL if none. */
+static const EgressRule *rule_naming(const EgressPolicy *policy, const char *host, bool reads_only)
+{
+        for (size_t i = 0; policy && i < policy->n_rules; i++)
+                if ((!reads_only || policy->rules[i].read) && strv_contains(policy->rules[i].hosts, host))
+                        return &policy->rules[i];
+        return NULL;
+}
+
+static void decide_read(const EgressPolicy *policy, const char *host, EgressDecision *d)
+{
+        const EgressRule *rule;
+        char where[EGRESS_HOST_MAX + 2];
+
+        if (!policy || !policy->reads_listed) {
+                decide(d, EGRESS_ALLOW, NULL, "read");
+                return;
+        }
+        rule = rule_naming(policy, host, true);
+        if (rule)
+                decide(d, EGRESS_ALLOW, rule, "%s", rule->name);
+        else
+                decide(d, EGRESS_DENY, NULL,
+                       "a read of a host no [[read]] rule names: %s ([egress] reads = listed)",
+                       host_shown(host, where));
+}
+
 void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, const EgressRequest *request,
                    EgressDecision *ret_decision)
 {
@@ -1201,10 +1247,17 @@ void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, con
             url_elsewhere(d, q, host, q->port != 0 ? q->port : port))
                 return;
 
-        if (strcmp(q->method, "CONNECT") == 0)
+        if (strcmp(q->method, "CONNECT") == 0) {
                 decide_connect(q, port, d);
-        else if (!q->upgrade && !q->has_body && is_read_method(q->method))
-                decide(d, EGRESS_ALLOW, NULL, "read");
+                /* A tunnel is as wide as what may go through it: with listed reads, only to a host some rule
+                 * names, read or write. */
+                if (d->verdict == EGRESS_ALLOW && policy && policy->reads_listed &&
+                    !rule_naming(policy, host, false))
+                        decide(d, EGRESS_DENY, NULL,
+                               "a tunnel to a host no rule names: %s ([egress] reads = listed)",
+                               host_shown(host, a));
+        } else if (!q->upgrade && !q->has_body && is_read_method(q->method))
+                decide_read(policy, host, d);
         else
                 decide_write(policy, q, host, d);
 }

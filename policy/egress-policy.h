@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The egress policy (policy.toml) and the one decision every part uses: the proxy's external ACL helper,
  * `agentic-job policy test` and the check. Reads (GET, HEAD, OPTIONS without a body) go to any host not on
- * the threat list; everything else needs a [[write]] rule naming its host, method and path. */
+ * the threat list, or, with [egress] reads = "listed", to the hosts a [[read]] rule names; everything else
+ * needs a [[write]] rule naming its host, method and path. */
 #pragma once
 
 #include <stdbool.h>
@@ -20,22 +21,27 @@
 #define EGRESS_HOST_MAX 254
 
 typedef struct EgressRule {
-        char *name;     /* non-empty */
+        bool read;      /* a [[read]] rule: name, why and hosts only (methods and paths NULL) */
+        char *name;     /* non-empty, unique among the rules of both kinds */
         char *why;      /* non-empty */
         char **hosts;   /* NULL-terminated, non-empty; normalized, exact names, no wildcards */
         char **methods; /* NULL-terminated, non-empty; upper case; never GET/HEAD/OPTIONS; "WEBSOCKET"
                            allowed */
         char **paths;  /* NULL-terminated, non-empty; each starts with '/'; '*' within a segment, '**' across
                         */
-        unsigned line; /* where the rule's [[write]] header is */
+        unsigned line; /* where the rule's [[write]] or [[read]] header is */
 } EgressRule;
 
 typedef struct EgressPolicy {
-        EgressRule *rules;
+        EgressRule *rules; /* the [[write]] rules, then the [[read]] rules, each in the file's order */
         size_t n_rules;
+        /* [egress] reads = "listed" (the configuration's, set by whoever loads the policy; false after a
+         * parse): a read, and a tunnel, need a rule naming the host. */
+        bool reads_listed;
 } EgressPolicy;
 
-/* Parses policy text: only [[write]] tables with exactly the keys name, why, hosts, methods, paths.
+/* Parses policy text: [[write]] tables with exactly the keys name, why, hosts, methods, paths, and
+ * [[read]] tables with exactly name, why and hosts.
  * Unknown keys, a bare string where a list belongs, an empty list, a wildcard host, GET among the
  * methods, a path not starting with '/': -EINVAL with *reterr naming the rule (by name, or by its
  * number when it has none) and the line. The full list of refusals is in agentic-job-policy(5). */
@@ -101,15 +107,17 @@ typedef struct EgressDecision {
 } EgressDecision;
 
 /* The decision. threats may be NULL: no threat list (a lookup in one is a binary search per label of the
- * host). policy may be NULL: no rules. Never fails: anything malformed is refused, with its reason. In
- * order: a malformed method or host; a CONNECT inside a tunnel (it has a TLS server name or a URL host:
- * squid would relay its bytes to the origin unread); a scheme other than http and https; a control byte
- * encoded in the path (%00-%1F, %7F); the threat list; a local destination (localhost, the proxy's own
+ * host). policy may be NULL: no rules, reads of any host. Never fails: anything malformed is refused, with
+ * its reason. In order: a malformed method or host; a CONNECT inside a tunnel (it has a TLS server name or a
+ * URL host: squid would relay its bytes to the origin unread); a scheme other than http and https; a control
+ * byte encoded in the path (%00-%1F, %7F); the threat list; a local destination (localhost, the proxy's own
  * name, the addresses of local_ranges_contain(): loopback, private, link-local with cloud metadata among
  * them, unique local, ... also as IPv4-mapped, IPv4-compatible or NAT64 (64:ff9b::/96) IPv6 addresses, and
  * all of 64:ff9b:1::/48); a Host header or TLS server name other than the host connected
  * to; inside a tunnel, a URL naming another host or port than the tunnel's; then a CONNECT is allowed
- * ("tunnel") to port 443 only; a read is allowed ("read"); anything else needs a rule (reason: its name). */
+ * ("tunnel") to port 443 only, and with reads_listed only to a host some rule of either kind names; a read
+ * is allowed ("read"), or with reads_listed only where a [[read]] rule names its host (reason: the rule's
+ * name); anything else needs a [[write]] rule (reason: its name). */
 void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, const EgressRequest *request,
                    EgressDecision *ret_decision);
 

@@ -764,6 +764,8 @@ int sandbox_check_main(int argc, char **argv)
                         (void)aj_error_in_file(&e, r, EGRESS_POLICY_PATH, &inner);
                         return fail_run("the egress policy: %s", e.message);
                 }
+                /* The proxy's mode, which its helper was started with: the same configuration's. */
+                policy->reads_listed = config->egress_reads_listed;
                 r = egress_threats_load(EGRESS_THREATS_PATH, &threats, &e);
                 if (r < 0 && r != -ENOENT)
                         return fail_run("the threat list: %s", e.message);

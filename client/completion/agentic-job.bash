@@ -22,7 +22,8 @@ _agentic_job_options()
         "sandbox exec") echo "--chdir=dir --stdin=file --script=file --keep --raw -- --help" ;;
         "sandbox end") echo "--help" ;;
         "policy test")
-                echo "--body --upgrade --host=value --sni=value --authority=value --policy=file --threats=file --help"
+                echo "--body --upgrade --host=value --sni=value --authority=value --policy=file --threats=file" \
+                        "--reads=value --help"
                 ;;
         run)
                 echo "--repo=dir --commit=value --ref=value --base=value --task=file --out=dir --output=value+" \

@@ -393,7 +393,8 @@ static int local_destinations(char **ret, AjError *reterr)
 }
 
 /* squid.conf.in with its @NAME@s filled in. */
-static int render_config(const Tools *t, uint64_t log_max_bytes, char **ret, AjError *reterr)
+static int render_config(const Tools *t, uint64_t log_max_bytes, bool reads_listed, char **ret,
+                         AjError *reterr)
 {
         _cleanup_free_ char *tmpl = NULL, *conf = NULL, *local = NULL;
         char log_max[24];
@@ -419,6 +420,7 @@ static int render_config(const Tools *t, uint64_t log_max_bytes, char **ret, AjE
                 { "@LOCAL_DST@", local },
                 { "@PROXY_NAME@", EGRESS_PROXY_NAME },
                 { "@LOG_MAX@", log_max },
+                { "@READS@", reads_listed ? "listed" : "any" },
         };
 
         r = read_regular_nofollow(AT_FDCWD, EGRESS_SQUID_DATA_DIR "/squid.conf.in", PAGE_MAX, &tmpl, NULL);
@@ -481,12 +483,12 @@ static int snapshot_policy(const PolicyBytes *b, AjError *reterr)
         return 0;
 }
 
-static int write_config(const Tools *t, uint64_t log_max_bytes, AjError *reterr)
+static int write_config(const Tools *t, uint64_t log_max_bytes, bool reads_listed, AjError *reterr)
 {
         _cleanup_free_ char *conf = NULL;
         int r;
 
-        r = render_config(t, log_max_bytes, &conf, reterr);
+        r = render_config(t, log_max_bytes, reads_listed, &conf, reterr);
         if (r < 0)
                 return r;
         r = write_file_atomic(EGRESS_SQUID_CONF, conf, strlen(conf), 0644);
@@ -1019,7 +1021,7 @@ int egress_proxy_check(const char *policy_path, bool owners_only, AjError *reter
         return r;
 }
 
-int egress_proxy_start(uint64_t log_max_bytes, bool *ret_changed, AjError *reterr)
+int egress_proxy_start(uint64_t log_max_bytes, bool reads_listed, bool *ret_changed, AjError *reterr)
 {
         _cleanup_(tools_done) Tools t = { 0 };
         _cleanup_(policy_bytes_done) PolicyBytes bytes = {};
@@ -1078,7 +1080,7 @@ int egress_proxy_start(uint64_t log_max_bytes, bool *ret_changed, AjError *reter
         if (r >= 0)
                 r = snapshot_policy(&bytes, reterr);
         if (r >= 0)
-                r = write_config(&t, log_max_bytes, reterr);
+                r = write_config(&t, log_max_bytes, reads_listed, reterr);
         if (r < 0)
                 return r;
 

@@ -26,12 +26,13 @@
  * generated as that user, kept in the state directory), publishes the authority and a bundle of the
  * system's roots plus it in /etc/egress-proxy/, writes squid's configuration, starts squid as the proxy
  * user (a transient systemd service where systemd runs, a supervisor process otherwise) and waits until
- * it listens on 127.0.0.1:3128. The egress log's cap is log_max_bytes ([egress] log-max-bytes). Returns 0,
+ * it listens on 127.0.0.1:3128. The egress log's cap is log_max_bytes ([egress] log-max-bytes); with
+ * reads_listed ([egress] reads = "listed") a read needs a [[read]] rule naming its host. Returns 0,
  * or -errno with *reterr; *ret_changed says whether anything was changed (false: refused before the first
  * change, e.g. -EPERM not root, -EALREADY already running, -EADDRINUSE the port is taken, -ENOENT a program
  * or the policy is missing, -EINVAL the policy is invalid). After a failure past the first change, whatever
  * was started is stopped again. */
-int egress_proxy_start(uint64_t log_max_bytes, bool *ret_changed, AjError *reterr);
+int egress_proxy_start(uint64_t log_max_bytes, bool reads_listed, bool *ret_changed, AjError *reterr);
 
 /* The checks egress_proxy_start() makes before its first change, with the policy at policy_path (setup
  * installs the shipped one later): 0, or -errno with *reterr. Changes nothing. With owners_only, our own

@@ -13,21 +13,23 @@
 #define EGRESS_EXIT_REFUSED 3 /* refused before any change */
 #define EGRESS_EXIT_FAILED  4 /* failed after a change (start), or could not stop */
 
-/* [egress] log-max-bytes of the configuration, where there is one; the default where there is none yet
- * (egress start before setup). */
-static int log_max_bytes(uint64_t *ret, AjError *reterr)
+/* [egress] log-max-bytes and reads of the configuration, where there is one; the defaults where there is
+ * none yet (egress start before setup). */
+static int egress_settings(uint64_t *ret_log_max, bool *ret_reads_listed, AjError *reterr)
 {
         _cleanup_(config_freep) Config *config = NULL;
         int r;
 
         if (access(CONFIG_PATH, F_OK) < 0 && errno == ENOENT) {
-                *ret = EGRESS_LOG_MAX_BYTES_DEFAULT;
+                *ret_log_max = EGRESS_LOG_MAX_BYTES_DEFAULT;
+                *ret_reads_listed = false;
                 return 0;
         }
         r = config_load(CONFIG_PATH, &config, reterr);
         if (r < 0)
                 return r;
-        *ret = config->egress_log_max_bytes;
+        *ret_log_max = config->egress_log_max_bytes;
+        *ret_reads_listed = config->egress_reads_listed;
         return 0;
 }
 
@@ -46,13 +48,14 @@ int egress_main(int argc, char **argv)
         }
         if (strcmp(argv[0], "start") == 0) {
                 uint64_t log_max;
+                bool reads_listed;
 
-                r = log_max_bytes(&log_max, &e);
+                r = egress_settings(&log_max, &reads_listed, &e);
                 if (r < 0) {
                         fprintf(stderr, "agentic-job egress start: %s (nothing was changed)\n", e.message);
                         return EGRESS_EXIT_REFUSED;
                 }
-                r = egress_proxy_start(log_max, &done, &e);
+                r = egress_proxy_start(log_max, reads_listed, &done, &e);
                 if (r < 0) {
                         fprintf(stderr, "agentic-job egress start: %s%s\n", e.message,
                                 done ? "" : " (nothing was changed)");

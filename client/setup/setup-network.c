@@ -85,7 +85,8 @@ int stage_egress_proxy(Setup *s, AjError *reterr)
                      EGRESS_LISTEN_PORT, s->systemd ? EGRESS_UNIT : "a supervisor", EGRESS_ACL_PATH);
         if (s->dry_run)
                 return 0;
-        r = egress_proxy_start(s->config->egress_log_max_bytes, &changed, reterr);
+        r = egress_proxy_start(s->config->egress_log_max_bytes, s->config->egress_reads_listed, &changed,
+                               reterr);
         if (r < 0)
                 return r;
         pw = getpwnam(EGRESS_PROXY_USER);

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
         _cleanup_(egress_threats_freep) EgressThreats *threats = NULL;
         _cleanup_close_ int log_fd = -EBADF;
         const char *policy_path = EGRESS_POLICY_PATH, *threats_path = EGRESS_THREATS_PATH,
-                   *log_path = ACCESS_LOG, *log_max_text = NULL;
+                   *log_path = ACCESS_LOG, *log_max_text = NULL, *reads = "any";
         uint64_t log_max = EGRESS_LOG_MAX_BYTES_DEFAULT;
         bool said_full = false;
         AjError e = { 0 };
@@ -56,11 +56,13 @@ int main(int argc, char **argv)
                                     : strcmp(argv[i], "--threats") == 0 ? &threats_path
                                     : strcmp(argv[i], "--log") == 0     ? &log_path
                                     : strcmp(argv[i], "--log-max") == 0 ? &log_max_text
+                                    : strcmp(argv[i], "--reads") == 0   ? &reads
                                                                         : NULL;
                 if (!slot || i + 1 >= argc)
-                        return fail("usage: agentic-job-egress-acl [--policy FILE] [--threats FILE] "
-                                    "[--log FILE] [--log-max BYTES]; not understood: %s",
-                                    argv[i]);
+                        return fail(
+                                "usage: agentic-job-egress-acl [--policy FILE] [--threats FILE] "
+                                "[--log FILE] [--log-max BYTES] [--reads any|listed]; not understood: %s",
+                                argv[i]);
                 *slot = argv[i + 1];
         }
         if (log_max_text &&
@@ -68,8 +70,11 @@ int main(int argc, char **argv)
                 return fail("--log-max: '%.64s' is not a number of bytes (0 to %llu)", log_max_text,
                             (unsigned long long)EGRESS_LOG_MAX_BYTES_MAX);
 
+        if (strcmp(reads, "any") != 0 && strcmp(reads, "listed") != 0)
+                return fail("--reads: '%.64s' is not \"any\" or \"listed\"", reads);
         if (egress_policy_load(policy_path, &policy, &e) < 0)
                 return fail("%s", e.message);
+        policy->reads_listed = strcmp(reads, "listed") == 0;
         r = egress_threats_load(threats_path, &threats, &e);
         if (r == -ENOENT)
                 fprintf(stderr, "agentic-job-egress-acl: no threat list at %s; deciding without one\n",

@@ -483,6 +483,30 @@ expect_contains "egress-npm-refused: the audit's POST refused" "ok [egress-npm-r
 cp -p "$work/policy.orig" "$POLICY"
 restart_proxy "the installed policy"
 
+# [egress] reads = "listed", with a read rule for www.fake.test alone (control-url's and fetch-repo's host):
+# the check passes; cargo's and npm's registries are listed by no rule, so their probes take their refused
+# forms and meet the proxy's 403. Then the rule gone: control-url is no longer readable, and the check
+# says so before any probe (status 2).
+cp -p /etc/agentic-job/config.toml "$work/config.orig"
+on_exit "cp -p $work/config.orig /etc/agentic-job/config.toml"
+sed -i 's/^proxy = true$/&\nreads = "listed"/' /etc/agentic-job/config.toml
+printf '\n[[read]]\nname = "ajt-fake"\nwhy = "the fake internet"\nhosts = ["www.fake.test"]\n' >>"$POLICY"
+restart_proxy "listed reads"
+expect_failing "listed reads, www.fake.test listed" ""
+expect_contains "egress-cargo-refused: cargo's index read, refused by the proxy" \
+        "ok [egress-cargo-refused] GET https://index.crates.io/config.json, which the policy refuses: 403" "$(cat "$work/out")"
+expect_contains "egress-npm-refused: npm's registry read, refused by the proxy" \
+        "ok [egress-npm-refused] GET https://registry.npmjs.org/is-number, which the policy refuses: 403" "$(cat "$work/out")"
+cp -p "$work/policy.orig" "$POLICY"
+check
+expect_eq "listed reads, control-url's host listed by no rule: the check cannot run (status 2)" 2 "$status"
+expect_contains "... and says why" \
+        "[sandbox.check] control-url: the egress policy refuses a read of it (a tunnel to a host no rule names: www.fake.test ([egress] reads = listed))" \
+        "$(cat "$work/err")"
+cp -p "$work/config.orig" /etc/agentic-job/config.toml
+restart_proxy "reads of any host again"
+expect_failing "reads of any host again" ""
+
 # egress-read: control-url's host on the threat list when the proxy started, then taken off the list:
 # the check reads the list and finds the read admitted, the proxy refuses it. network-control fails with
 # it, and egress-fronting, whose refusal no longer names fronting, and userns-net-control, which fetches

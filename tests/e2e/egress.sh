@@ -722,6 +722,65 @@ expect_contains "... and is logged (the control of the line looked for above)" '
 write_config <<<"${BASE_CONFIG/proxy = false/proxy = true}"
 
 # ---------------------------------------------------------------------------------------------------------
+echo "# [egress] reads = listed: a read, and a tunnel, only to a host a rule names"
+# The attack it bounds: with reads = any, a GET to any host carries data in its URL (the control: such a
+# read of other.fake.test arrives).
+out=$(sbx "${C[@]}" https://other.fake.test/e2e/any-read 2>&1)
+expect_contains "control, reads = any: a read of a host no rule names gets through" "HTTP/1.1 200 OK" "$out"
+expect_arrived "... and arrived" "GET /e2e/any-read"
+cp -p "$POLICY_DIR/policy/policy.toml" "$work/policy.saved"
+printf '\n[[read]]\nname = "ajt-www"\nwhy = "the one host reads may reach"\nhosts = ["www.fake.test"]\n' \
+        >>"$POLICY_DIR/policy/policy.toml"
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = true
+reads = \"listed\"}"
+run "$CLIENT" egress stop
+run start_proxy
+expect_eq "egress start with reads = listed" "0:egress proxy listening on 127.0.0.1:3128" "$status:$out"
+expect_contains "squid's helper is told" "--reads listed" "$(grep '^external_acl_type' "$PUB/squid.conf")"
+out=$(sbx "${C[@]}" https://www.fake.test/e2e/listed-read 2>&1)
+expect_contains "a read of the listed host gets through" "HTTP/1.1 200 OK" "$out"
+expect_arrived "... and arrived" "GET /e2e/listed-read"
+out=$(sbx "${C[@]}" https://other.fake.test/e2e/unlisted-tls 2>&1)
+expect_contains "an https read of a host no rule names: refused at its tunnel" \
+        "X-Egress-Denied: a tunnel to a host no rule names: other.fake.test ([egress] reads = listed)" "$out"
+expect_not_arrived "... and it never arrived" "/e2e/unlisted-tls"
+out=$(sbx "${C[@]}" http://other.fake.test/e2e/unlisted-plain 2>&1)
+expect_contains "a plain http read of a host no rule names: refused" \
+        "X-Egress-Denied: a read of a host no [[read]] rule names: other.fake.test ([egress] reads = listed)" "$out"
+expect_not_arrived "... and it never arrived" "/e2e/unlisted-plain"
+# upload.fake.test has write rules and no read rule: its tunnel is open for the writes, not for reads.
+out=$(sbx "${C[@]}" --data-binary x https://upload.fake.test/upload/e2e-listed-write 2>&1)
+expect_contains "a write its rule allows, to a host no read rule names: gets through" "HTTP/1.1 200 OK" "$out"
+expect_arrived "... and arrived" "POST /upload/e2e-listed-write"
+out=$(sbx "${C[@]}" https://upload.fake.test/e2e/listed-write-host-read 2>&1)
+expect_contains "a read of that write host: refused" \
+        "X-Egress-Denied: a read of a host no [[read]] rule names: upload.fake.test ([egress] reads = listed)" "$out"
+expect_not_arrived "... and it never arrived" "/e2e/listed-write-host-read"
+expect_contains "the egress log has the refusal, one line" \
+        '"host":"other.fake.test","path":"/e2e/unlisted-plain","decision":"deny"' "$(cat "$LOG_DIR/access.jsonl")"
+# policy test takes the mode from the configuration, and says which rule admitted a read.
+expect_eq "policy test, the mode from the configuration: the listed host" "allow ajt-www" \
+        "$(runuser -u "$RUNNER" -- "$CLIENT" policy test GET https://www.fake.test/x 2>&1)"
+expect_eq "policy test: another host, refused as the proxy refused it" \
+        "deny a tunnel to a host no rule names: other.fake.test ([egress] reads = listed)" \
+        "$(runuser -u "$RUNNER" -- "$CLIENT" policy test GET https://other.fake.test/x 2>&1)"
+expect_eq "policy test --reads any overrides it" "allow read" \
+        "$(runuser -u "$RUNNER" -- "$CLIENT" policy test GET https://other.fake.test/x --reads any 2>&1)"
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = true
+reads = \"some\"}"
+run "$CLIENT" egress stop
+run "$CLIENT" egress start
+expect_eq "reads neither any nor listed: refused with status 3" 3 "$status"
+expect_contains "... naming the key and the choices" '"some" is not one of "any", "listed"' "$out"
+expect_contains "... nothing changed" "(nothing was changed)" "$out"
+expect_eq "... and no squid runs" "" "$(pgrep -u egress-proxy -x squid)"
+mv "$work/policy.saved" "$POLICY_DIR/policy/policy.toml"
+write_config <<<"${BASE_CONFIG/proxy = false/proxy = true}"
+run start_proxy
+expect_eq "egress start with reads = any again" "0:egress proxy listening on 127.0.0.1:3128" "$status:$out"
+expect_contains "... its helper told so" "--reads any" "$(grep '^external_acl_type' "$PUB/squid.conf")"
+
+# ---------------------------------------------------------------------------------------------------------
 echo "# stop"
 t0=$(now_ms)
 run "$CLIENT" egress stop

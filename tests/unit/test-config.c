@@ -71,9 +71,20 @@ static void assert_defaults(const Config *c)
         ck_assert_uint_eq(c->run_clone_max_memory, 2ULL << 30);
         ck_assert_int_eq(c->run_confine, RUN_CONFINE_BUBBLEWRAP);
         ck_assert_str_eq(c->run_profile, "command");
+        ck_assert(!c->egress_reads_listed);
 }
 
 /* ---- Accepted ---- */
+
+START_TEST(test_egress_reads)
+{
+        _cleanup_(config_freep) Config *listed = parse_ok("[egress]\nreads = \"listed\"\n");
+        _cleanup_(config_freep) Config *any = parse_ok("[egress]\nreads = \"any\"\n");
+
+        ck_assert(listed->egress_reads_listed);
+        ck_assert(!any->egress_reads_listed);
+}
+END_TEST
 
 START_TEST(test_run_table)
 {
@@ -622,6 +633,8 @@ static const Refusal refusals[] = {
         { "[run]\nclone-max-memory = 67108863\n", 2, 20, "is out of range (67108864 to 1099511627776)" },
         { "[egress]\nlog-max-bytes = 1048575\n", 2, 17, "is out of range (1048576 to 1099511627776)" },
         { "[egress]\nlog-max-bytes = 1099511627777\n", 2, 17, "is out of range (1048576 to 1099511627776)" },
+        { "[egress]\nreads = \"all\"\n", 2, 9, "[egress] reads: \"all\" is not one of \"any\", \"listed\"" },
+        { "[egress]\nreads = true\n", 2, 9, "[egress] reads" },
         { "[run]\nconfine = \"bwrap\"\n", 2, 11,
           "[run] confine: \"bwrap\" is not one of \"bubblewrap\", \"none\"" },
         { "[run]\nconfine = false\n", 2, 11, "[run] confine" },
@@ -819,6 +832,7 @@ static Suite *config_suite(void)
         tcase_add_test(accepted, test_inline_sections);
         tcase_add_test(accepted, test_check_table);
         tcase_add_test(accepted, test_run_table);
+        tcase_add_test(accepted, test_egress_reads);
         tcase_add_test(accepted, test_runner_user_after_user);
         suite_add_tcase(s, accepted);
 

@@ -214,10 +214,23 @@ typedef struct Refusal {
 #define PATHS(p)   RULE("[\"x.test\"]", "[\"POST\"]", p)
 
 static const Refusal refusals[] = {
+        /* Read rules: name, why and hosts, nothing else */
+        { "[[read]]\nname = \"r\"\nwhy = \"w\"\nhosts = [\"x.test\"]\nmethods = [\"GET\"]\n", 5, 1,
+          "read rule \"r\": unknown key \"methods\" (a read rule has name, why and hosts" },
+        { "[[read]]\nname = \"r\"\nwhy = \"w\"\n", 1, 1, "read rule \"r\": missing key \"hosts\"" },
+        { "[[read]]\nname = \"r\"\nwhy = \"w\"\nhosts = [\"*.x.test\"]\n", 4, 10,
+          "read rule \"r\": hosts: \"*.x.test\" is refused: hosts are exact names" },
+        { "[[read]]\nname = \"r\"\nwhy = \"w\"\nhosts = []\n", 4, 9,
+          "read rule \"r\": hosts: the list is empty" },
+        { RULE("[\"x.test\"]", "[\"POST\"]", "[\"/\"]") "[[read]]\nname = \"r\"\n", 8, 8,
+          "read rule \"r\": name: \"r\" is also the name of the rule at line 1" },
+        { "read = 1\n", 1, 8, "read: expected [[read]] tables, found an integer" },
         /* Outside the rules */
-        { "x = 1\n", 1, 1, "unknown key \"x\" outside any table: a policy holds only [[write]] tables" },
-        { "[rules]\n", 1, 2, "unknown table [rules]: a policy holds only [[write]] tables" },
-        { "[[writes]]\n", 1, 3, "unknown table [[writes]]: a policy holds only [[write]] tables" },
+        { "x = 1\n", 1, 1,
+          "unknown key \"x\" outside any table: a policy holds only [[write]] and [[read]] tables" },
+        { "[rules]\n", 1, 2, "unknown table [rules]: a policy holds only [[write]] and [[read]] tables" },
+        { "[[writes]]\n", 1, 3,
+          "unknown table [[writes]]: a policy holds only [[write]] and [[read]] tables" },
         { "[write]\nname = \"a\"\n", 1, 1, "write: expected [[write]] tables, found a table" },
         { "write = \"x\"\n", 1, 9, "write: expected [[write]] tables, found a string" },
         { "write = [\"x\"]\n", 1, 9, "write: expected [[write]] tables, found an array of strings" },
@@ -1294,6 +1307,103 @@ START_TEST(test_no_policy)
 }
 END_TEST
 
+/* [egress] reads = "listed": a read, and a tunnel, only where a rule names the host; without it, the same
+ * policy's read rules change nothing. */
+START_TEST(test_reads_listed)
+{
+        static const char text[] = "[[write]]\n"
+                                   "name = \"push\"\n"
+                                   "why = \"w\"\n"
+                                   "hosts = [\"upload.test\"]\n"
+                                   "methods = [\"POST\"]\n"
+                                   "paths = [\"/up\"]\n"
+                                   "[[read]]\n"
+                                   "name = \"registry\"\n"
+                                   "why = \"packages\"\n"
+                                   "hosts = [\"registry.test\", \"Mirror.Test.\"]\n";
+        _cleanup_(egress_policy_freep) EgressPolicy *p = NULL;
+        AjError e = {};
+        EgressDecision d;
+
+        ck_assert_msg(egress_policy_parse(text, strlen(text), &p, &e) == 0, "%s", e.message);
+        ck_assert_uint_eq(p->n_rules, 2);
+        ck_assert(!p->rules[0].read && p->rules[1].read);
+        ck_assert_ptr_null(p->rules[1].methods);
+        ck_assert_str_eq(p->rules[1].hosts[1], "mirror.test");
+        ck_assert(!p->reads_listed);
+
+        /* "any": reads go anywhere; the read rules are not consulted. */
+        egress_decide(p, NULL, &(EgressRequest){ .method = "GET", .host = "elsewhere.test", .path = "/" },
+                      &d);
+        ck_assert_int_eq(d.verdict, EGRESS_ALLOW);
+        ck_assert_str_eq(d.reason, "read");
+        ck_assert_ptr_null(d.rule);
+
+        p->reads_listed = true;
+        egress_decide(p, NULL, &(EgressRequest){ .method = "GET", .host = "elsewhere.test", .path = "/" },
+                      &d);
+        ck_assert_int_eq(d.verdict, EGRESS_DENY);
+        ck_assert_str_eq(
+                d.reason,
+                "a read of a host no [[read]] rule names: elsewhere.test ([egress] reads = listed)");
+        egress_decide(p, NULL, &(EgressRequest){ .method = "HEAD", .host = "MIRROR.test", .path = "/x" },
+                      &d);
+        ck_assert_int_eq(d.verdict, EGRESS_ALLOW);
+        ck_assert_str_eq(d.reason, "registry");
+        ck_assert_ptr_eq(d.rule, &p->rules[1]);
+        /* A write host is no read host; its tunnel is allowed, for the write. */
+        egress_decide(p, NULL, &(EgressRequest){ .method = "GET", .host = "upload.test", .path = "/up" },
+                      &d);
+        ck_assert_int_eq(d.verdict, EGRESS_DENY);
+        egress_decide(
+                p, NULL,
+                &(EgressRequest){ .method = "POST", .host = "upload.test", .path = "/up", .has_body = true },
+                &d);
+        ck_assert_int_eq(d.verdict, EGRESS_ALLOW);
+        ck_assert_str_eq(d.reason, "push");
+        egress_decide(p, NULL, &(EgressRequest){ .method = "CONNECT", .host = "upload.test:443" }, &d);
+        ck_assert_int_eq(d.verdict, EGRESS_ALLOW);
+        egress_decide(p, NULL, &(EgressRequest){ .method = "CONNECT", .host = "registry.test:443" }, &d);
+        ck_assert_int_eq(d.verdict, EGRESS_ALLOW);
+        ck_assert_str_eq(d.reason, "tunnel");
+        egress_decide(p, NULL, &(EgressRequest){ .method = "CONNECT", .host = "elsewhere.test:443" }, &d);
+        ck_assert_int_eq(d.verdict, EGRESS_DENY);
+        ck_assert_str_eq(d.reason,
+                         "a tunnel to a host no rule names: elsewhere.test ([egress] reads = listed)");
+        /* The earlier refusals stand: a listed host on a port other than 443, a local one. */
+        egress_decide(p, NULL, &(EgressRequest){ .method = "CONNECT", .host = "registry.test:22" }, &d);
+        ck_assert_int_eq(d.verdict, EGRESS_DENY);
+        ck_assert_ptr_nonnull(strstr(d.reason, "port 22"));
+        /* A read with a body is a write, as before. */
+        egress_decide(
+                p, NULL,
+                &(EgressRequest){ .method = "GET", .host = "registry.test", .path = "/", .has_body = true },
+                &d);
+        ck_assert_int_eq(d.verdict, EGRESS_DENY);
+        ck_assert_ptr_nonnull(strstr(d.reason, "not in the write allowlist"));
+        /* Through a client's eyes: the https tunnel, then the read inside it. */
+        {
+                EgressUrl url = {};
+
+                ck_assert_int_eq(egress_url_parse("https://registry.test/pkg", &url, &e), 0);
+                egress_decide_client(p, NULL, &(EgressClientRequest){ .method = "GET", .url = &url }, &d);
+                ck_assert_int_eq(d.verdict, EGRESS_ALLOW);
+                ck_assert_str_eq(d.reason, "registry");
+                egress_url_done(&url);
+                ck_assert_int_eq(egress_url_parse("https://elsewhere.test/exfil/TOKEN", &url, &e), 0);
+                egress_decide_client(p, NULL, &(EgressClientRequest){ .method = "GET", .url = &url }, &d);
+                ck_assert_int_eq(d.verdict, EGRESS_DENY);
+                ck_assert_ptr_nonnull(strstr(d.reason, "a tunnel to a host no rule names"));
+                egress_url_done(&url);
+                ck_assert_int_eq(egress_url_parse("http://elsewhere.test/exfil/TOKEN", &url, &e), 0);
+                egress_decide_client(p, NULL, &(EgressClientRequest){ .method = "GET", .url = &url }, &d);
+                ck_assert_int_eq(d.verdict, EGRESS_DENY);
+                ck_assert_ptr_nonnull(strstr(d.reason, "a read of a host no [[read]] rule names"));
+                egress_url_done(&url);
+        }
+}
+END_TEST
+
 START_TEST(test_long_reasons)
 {
         /* A reason never grows past its buffer, and shows where it was cut. */
@@ -1532,6 +1642,7 @@ static Suite *egress_policy_suite(void)
         tcase_add_checked_fixture(decided, setup_decisions, teardown_decisions);
         tcase_add_loop_test(decided, test_decisions, 0, (int)ELEMENTSOF(decisions));
         tcase_add_test(decided, test_no_policy);
+        tcase_add_test(decided, test_reads_listed);
         tcase_add_test(decided, test_long_reasons);
         tcase_add_test(decided, test_client_requests);
         suite_add_tcase(s, decided);
