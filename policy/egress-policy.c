@@ -1163,19 +1163,21 @@ static const EgressRule *rule_naming(const EgressPolicy *policy, const char *hos
 static void decide_read(const EgressPolicy *policy, const char *host, EgressDecision *d)
 {
         const EgressRule *rule;
-        char where[EGRESS_HOST_MAX + 2];
 
         if (!policy || !policy->reads_listed) {
                 decide(d, EGRESS_ALLOW, NULL, "read");
                 return;
         }
         rule = rule_naming(policy, host, true);
-        if (rule)
+        if (rule) {
                 decide(d, EGRESS_ALLOW, rule, "%s", rule->name);
-        else
+        } else {
+                char where[EGRESS_HOST_MAX + 2];
+
                 decide(d, EGRESS_DENY, NULL,
                        "a read of a host no [[read]] rule names: %s ([egress] reads = listed)",
                        host_shown(host, where));
+        }
 }
 
 void egress_decide(const EgressPolicy *policy, const EgressThreats *threats, const EgressRequest *request,
