@@ -67,6 +67,12 @@ static void check_decision(const EgressDecision *d, const EgressRequest *q)
                 CHECK(!d->rule && is_read(q->method) && !q->has_body && !q->upgrade);
         } else if (strcmp(d->reason, "tunnel") == 0) {
                 CHECK(!d->rule && strcmp(q->method, "CONNECT") == 0);
+        } else if (d->rule && d->rule->read) {
+                char host[EGRESS_HOST_MAX];
+
+                CHECK(strcmp(d->rule->name, d->reason) == 0 && is_read(q->method) && !q->has_body &&
+                      !q->upgrade);
+                CHECK(egress_host_normalize(q->host, host) == 0 && strv_has(d->rule->hosts, host));
         } else {
                 char host[EGRESS_HOST_MAX];
                 bool matched = false;
@@ -81,6 +87,29 @@ static void check_decision(const EgressDecision *d, const EgressRequest *q)
         }
 }
 
+/* A read rule, with reads listed: a read of each host it names is allowed, by it or an earlier read rule,
+ * unless the host is refused for every request; so is a tunnel there. */
+static void check_read_rule(const EgressPolicy *p, const EgressRule *r)
+{
+        EgressPolicy listed = *p;
+
+        CHECK(!r->methods && !r->paths);
+        listed.reads_listed = true;
+        for (char **h = r->hosts; *h; h++) {
+                EgressRequest q = { .method = "GET", .host = *h, .path = "/" };
+                EgressDecision d;
+
+                egress_decide(&listed, NULL, &q, &d);
+                check_decision(&d, &q);
+                CHECK((d.verdict == EGRESS_ALLOW && d.rule && d.rule->read) ||
+                      strstr(d.reason, "local destination"));
+                q = (EgressRequest){ .method = "CONNECT", .host = *h, .port = 443 };
+                egress_decide(&listed, NULL, &q, &d);
+                check_decision(&d, &q);
+                CHECK(d.verdict == EGRESS_ALLOW || strstr(d.reason, "local destination"));
+        }
+}
+
 /* A policy that parsed: every rule as the parser promises, and each rule allows what it names. */
 static void check_policy(const EgressPolicy *p)
 {
@@ -90,12 +119,17 @@ static void check_policy(const EgressPolicy *p)
                 CHECK(r->name && r->name[0] && r->why && r->why[0] && r->line > 0);
                 for (size_t j = 0; j < i; j++)
                         CHECK(strcmp(p->rules[j].name, r->name) != 0);
-                CHECK(r->hosts && r->hosts[0] && r->methods && r->methods[0] && r->paths && r->paths[0]);
+                CHECK(r->hosts && r->hosts[0]);
                 for (char **h = r->hosts; *h; h++) {
                         char again[EGRESS_HOST_MAX];
                         CHECK(egress_host_normalize(*h, again) == 0 && strcmp(again, *h) == 0);
                         CHECK(!strchr(*h, '*'));
                 }
+                if (r->read) {
+                        check_read_rule(p, r);
+                        continue;
+                }
+                CHECK(r->methods && r->methods[0] && r->paths && r->paths[0]);
                 for (char **m = r->methods; *m; m++)
                         CHECK(!is_read(*m) && strcmp(*m, "CONNECT") != 0 && **m >= 'A' && **m <= 'Z');
                 for (char **g = r->paths; *g; g++) {
