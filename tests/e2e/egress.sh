@@ -740,9 +740,13 @@ expect_contains "squid's helper is told" "--reads listed" "$(grep '^external_acl
 out=$(sbx "${C[@]}" https://www.fake.test/e2e/listed-read 2>&1)
 expect_contains "a read of the listed host gets through" "HTTP/1.1 200 OK" "$out"
 expect_arrived "... and arrived" "GET /e2e/listed-read"
-out=$(sbx "${C[@]}" https://other.fake.test/e2e/unlisted-tls 2>&1)
-expect_contains "an https read of a host no rule names: refused at its tunnel" \
-        "X-Egress-Denied: a tunnel to a host no rule names: other.fake.test ([egress] reads = listed)" "$out"
+# registry.npmjs.org is in the fake internet and no rule of the test policy names it (other.fake.test has
+# a write rule: its tunnel opens, as upload.fake.test's below).
+out=$(sbx "${C[@]}" https://registry.npmjs.org/e2e/unlisted-tls 2>&1)
+expect_contains "an https read of a host no rule names: refused" "X-Egress-Denied: " "$out"
+expect_contains "... at its tunnel" \
+        '{"method":"CONNECT","host":"registry.npmjs.org","decision":"deny","reason":"a tunnel to a host no rule names: registry.npmjs.org ([egress] reads = listed)"}' \
+        "$(cat "$LOG_DIR/access.jsonl")"
 expect_not_arrived "... and it never arrived" "/e2e/unlisted-tls"
 out=$(sbx "${C[@]}" http://other.fake.test/e2e/unlisted-plain 2>&1)
 expect_contains "a plain http read of a host no rule names: refused" \
@@ -761,8 +765,11 @@ expect_contains "the egress log has the refusal, one line" \
 # policy test takes the mode from the configuration, and says which rule admitted a read.
 expect_eq "policy test, the mode from the configuration: the listed host" "allow ajt-www" \
         "$(runuser -u "$RUNNER" -- "$CLIENT" policy test GET https://www.fake.test/x 2>&1)"
-expect_eq "policy test: another host, refused as the proxy refused it" \
-        "deny a tunnel to a host no rule names: other.fake.test ([egress] reads = listed)" \
+expect_eq "policy test: a host no rule names, refused as the proxy refused it" \
+        "deny a tunnel to a host no rule names: registry.npmjs.org ([egress] reads = listed)" \
+        "$(runuser -u "$RUNNER" -- "$CLIENT" policy test GET https://registry.npmjs.org/x 2>&1)"
+expect_eq "policy test: a host only a write rule names, its read refused as the proxy refused it" \
+        "deny a read of a host no [[read]] rule names: other.fake.test ([egress] reads = listed)" \
         "$(runuser -u "$RUNNER" -- "$CLIENT" policy test GET https://other.fake.test/x 2>&1)"
 expect_eq "policy test --reads any overrides it" "allow read" \
         "$(runuser -u "$RUNNER" -- "$CLIENT" policy test GET https://other.fake.test/x --reads any 2>&1)"
