@@ -483,16 +483,30 @@ expect_contains "egress-npm-refused: the audit's POST refused" "ok [egress-npm-r
 cp -p "$work/policy.orig" "$POLICY"
 restart_proxy "the installed policy"
 
-# [egress] reads = "listed", with a read rule for www.fake.test alone (control-url's and fetch-repo's host):
-# the check passes; cargo's and npm's registries are listed by no rule, so their probes take their refused
-# forms and meet the proxy's 403. Then the rule gone: control-url is no longer readable, and the check
-# says so before any probe (status 2).
+# [egress] reads = "listed", with the shipped policy's read rules and one for www.fake.test (control-url's
+# and fetch-repo's host): the check passes, and the shipped rules list cargo's and npm's registries, so
+# their probes take their admitted forms. With those two rules taken out, the probes take their refused
+# forms and meet the proxy's 403. Then www.fake.test's rule gone: control-url is no longer readable, and
+# the check says so before any probe (status 2).
 cp -p /etc/agentic-job/config.toml "$work/config.orig"
 on_exit "cp -p $work/config.orig /etc/agentic-job/config.toml"
 sed -i 's/^proxy = true$/&\nreads = "listed"/' /etc/agentic-job/config.toml
 printf '\n[[read]]\nname = "ajt-fake"\nwhy = "the fake internet"\nhosts = ["www.fake.test"]\n' >>"$POLICY"
 restart_proxy "listed reads"
-expect_failing "listed reads, www.fake.test listed" ""
+expect_failing "listed reads, the shipped read rules and www.fake.test's" ""
+expect_contains "... egress-cargo in its admitted form (the shipped crates rule)" "[egress-cargo] " "$(cat "$work/out")"
+expect_lacks "... not its refused one" "[egress-cargo-refused]" "$(cat "$work/out")"
+expect_contains "... egress-npm in its admitted form (the shipped npm rule)" "[egress-npm] " "$(cat "$work/out")"
+python3 -c '
+import re, sys
+p = sys.argv[1]
+s = open(p).read()
+t = re.sub(r"\n\[\[read\]\]\nname = \"(crates|npm)\".*?(?=\n\[\[|\Z)", "", s, flags=re.S)
+assert t.count("[[read]]") == s.count("[[read]]") - 2, "no crates and npm read rules"
+open(p, "w").write(t)
+' "$POLICY" || fail "the crates and npm read rules could not be taken out"
+restart_proxy "listed reads without the crates and npm rules"
+expect_failing "listed reads without the crates and npm rules" ""
 expect_contains "egress-cargo-refused: cargo's index read, refused by the proxy" \
         "ok [egress-cargo-refused] GET https://index.crates.io/config.json, which the policy refuses: 403" "$(cat "$work/out")"
 expect_contains "egress-npm-refused: npm's registry read, refused by the proxy" \
