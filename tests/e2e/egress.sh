@@ -745,7 +745,7 @@ expect_arrived "... and arrived" "GET /e2e/listed-read"
 out=$(sbx "${C[@]}" https://registry.npmjs.org/e2e/unlisted-tls 2>&1)
 expect_contains "an https read of a host no rule names: refused" "X-Egress-Denied: " "$out"
 expect_contains "... at its tunnel" \
-        '{"method":"CONNECT","host":"registry.npmjs.org","decision":"deny","reason":"a tunnel to a host no rule names: registry.npmjs.org ([egress] reads = listed)"}' \
+        '{"method":"CONNECT","host":"registry.npmjs.org","path":null,"decision":"deny","reason":"a tunnel to a host no rule names: registry.npmjs.org ([egress] reads = listed)"}' \
         "$(cat "$LOG_DIR/access.jsonl")"
 expect_not_arrived "... and it never arrived" "/e2e/unlisted-tls"
 out=$(sbx "${C[@]}" http://other.fake.test/e2e/unlisted-plain 2>&1)
