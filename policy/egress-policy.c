@@ -689,10 +689,12 @@ static int parse_rule(AjError *e, const EgressPolicy *policy, const TomlValue *t
                         return r;
         }
 
-        for (size_t i = 0; i < (read ? ELEMENTSOF(read_rule_keys) : ELEMENTSOF(rule_keys)); i++)
-                if (!toml_table_get(t, read ? read_rule_keys[i] : rule_keys[i]))
-                        return rule_error(&c, toml_line(t), toml_column(t), "missing key \"%s\"",
-                                          read ? read_rule_keys[i] : rule_keys[i]);
+        const char *const *keys = read ? read_rule_keys : rule_keys;
+        size_t n_keys = read ? ELEMENTSOF(read_rule_keys) : ELEMENTSOF(rule_keys);
+
+        for (size_t i = 0; i < n_keys; i++)
+                if (!toml_table_get(t, keys[i]))
+                        return rule_error(&c, toml_line(t), toml_column(t), "missing key \"%s\"", keys[i]);
         return 0;
 }
 

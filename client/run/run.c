@@ -1735,8 +1735,11 @@ int run_main(int argc, char **argv)
         if (r >= 0)
                 r = secret_set_add_environment(&run.secrets, environ);
         if (r < 0) {
-                say("cannot take the secrets no output may hold: %s",
-                    r == -E2BIG ? "more than 128 secret variables" : strerror(-r));
+                if (r == -E2BIG)
+                        say("cannot take the secrets no output may hold: more than %d secret variables",
+                            SECRET_SET_MAX);
+                else
+                        say("cannot take the secrets no output may hold: %s", strerror(-r));
                 return RUN_EXIT_CLEANUP;
         }
         run_secrets = &run.secrets;
