@@ -24,7 +24,7 @@ packages=(
         sudo nftables iproute2 procps util-linux passwd login uidmap acl socat bubblewrap
         ca-certificates curl openssl git squid-openssl
         build-essential meson ninja-build pkg-config
-        libsystemd-dev libseccomp-dev libcap-dev libjansson-dev libgit2-dev check
+        libsystemd-dev libseccomp-dev libcap-dev libjansson-dev libgit2-dev libmicrohttpd-dev libcurl4-openssl-dev check
         bash-completion python3-yaml debhelper dpkg-dev lintian
         perl-openssl-defaults cron at passt podman netavark slirp4netns busybox-static
 )
