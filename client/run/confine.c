@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "confine-seccomp.h"
 #include "macro.h"
 #include "spawn.h"
@@ -87,7 +88,8 @@ int confine_bwrap_argv(const ConfineLayout *l, bool (*is_dir)(const char *path),
         const char *slash;
         int r;
 
-        if (!l->run_dir || l->run_dir[0] != '/' || !l->self || l->self[0] != '/')
+        if (!l->run_dir || l->run_dir[0] != '/' || !l->self || l->self[0] != '/' ||
+            (l->broker_socket && !path_is_plain_absolute(l->broker_socket)))
                 return -EINVAL;
         if (!is_dir)
                 is_dir = stat_is_dir;
@@ -119,6 +121,9 @@ int confine_bwrap_argv(const ConfineLayout *l, bool (*is_dir)(const char *path),
                 r = r < 0 ? r : push_bind_under(&s, "--ro-bind", l->run_dir, "profile", NULL);
         if (l->bridge_dir)
                 r = r < 0 ? r : push3(&s, "--ro-bind", l->bridge_dir, CONFINE_BRIDGE_DIR);
+        /* A unix socket's connect(2) needs no writable mount: read-only, like the bridge. */
+        if (l->broker_socket)
+                r = r < 0 ? r : push3(&s, "--ro-bind", l->broker_socket, CONFINE_BROKER_SOCKET);
         /* Read-only once the binds are made, or the agent could fill them (and leave sockets there). */
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(hidden); i++)
                 if (present[i])
@@ -265,22 +270,23 @@ int confine_host_bridge_start(const char *socket_path, pid_t *ret_pid)
         return 0;
 }
 
-int confine_inner_bridge_start(pid_t *ret_pid)
+int confine_inner_bridge_start(int port, const char *socket_path, pid_t *ret_pid)
 {
-        _cleanup_free_ char *listen = NULL;
+        _cleanup_free_ char *listen = NULL, *connect_to = NULL;
         pid_t pid = -1;
         int r;
 
+        /* socat takes ',' and ':' as separators: a path with them would be read as options. */
+        if (strpbrk(socket_path, ",:!\\\"'"))
+                return -EINVAL;
         /* TCP4 and bind= spelled out: a newer socat's plain TCP-LISTEN may open an IPv6 socket. */
-        if (asprintf(&listen, "TCP4-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr", CONFINE_PROXY_PORT) < 0)
+        if (asprintf(&listen, "TCP4-LISTEN:%d,bind=127.0.0.1,fork,reuseaddr", port) < 0 ||
+            asprintf(&connect_to, "UNIX-CONNECT:%s", socket_path) < 0)
                 return -ENOMEM;
-        r = spawn_bridge((char *[]){ (char *)SOCAT_PATH, listen,
-                                     (char *)"UNIX-CONNECT:" CONFINE_BRIDGE_DIR "/" CONFINE_BRIDGE_SOCKET,
-                                     NULL },
-                         &pid);
+        r = spawn_bridge((char *[]){ (char *)SOCAT_PATH, listen, connect_to, NULL }, &pid);
         if (r < 0)
                 return r;
-        r = await_listen_loopback(pid, CONFINE_PROXY_PORT);
+        r = await_listen_loopback(pid, port);
         if (r < 0) {
                 confine_bridge_stop(pid);
                 return r;

@@ -20,17 +20,23 @@
 #define CONFINE_BRIDGE_DIR    "/run/agentic-job"
 #define CONFINE_BRIDGE_SOCKET "proxy.sock"
 #define CONFINE_PROXY_PORT    3128
+/* run's key broker (broker.h): its socket on the host, bound here; the agent's address for it. */
+#define CONFINE_BROKER_SOCKET "/run/agentic-job-broker.sock"
+#define CONFINE_BROKER_PORT   3129
+#define CONFINE_BROKER_URL    "http://127.0.0.1:3129"
 /* The descriptor bubblewrap reads the filter from. */
 #define CONFINE_SECCOMP_FD 3
 
 typedef struct ConfineLayout {
-        const char *run_dir;    /* the run's directory: plain, absolute */
-        const char *bridge_dir; /* the bridge's directory on the host, bound at CONFINE_BRIDGE_DIR; NULL
-                                   when the proxy is off (then there is no way out at all) */
-        const char *self;       /* the client's own path: the launcher inside */
-        bool task;              /* the run's task file is bound, read-only (it exists) */
-        bool token;             /* the run's token directory is bound, read-only (it exists) */
-        bool profile;           /* the run's profile directory is bound, read-only (it exists) */
+        const char *run_dir;       /* the run's directory: plain, absolute */
+        const char *bridge_dir;    /* the bridge's directory on the host, bound at CONFINE_BRIDGE_DIR; NULL
+                                      when the proxy is off (then there is no way out at all) */
+        const char *self;          /* the client's own path: the launcher inside */
+        bool task;                 /* the run's task file is bound, read-only (it exists) */
+        bool token;                /* the run's token directory is bound, read-only (it exists) */
+        bool profile;              /* the run's profile directory is bound, read-only (it exists) */
+        const char *broker_socket; /* the key broker's socket on the host, bound at CONFINE_BROKER_SOCKET;
+                                      NULL when the broker is off */
 } ConfineLayout;
 
 /* bubblewrap's command line up to and including its "--" (the caller appends what runs inside). is_dir
@@ -42,9 +48,10 @@ int confine_bwrap_argv(const ConfineLayout *l, bool (*is_dir)(const char *path),
  * socat's, to be ended by confine_bridge_stop(). The bridge dies with its caller (PR_SET_PDEATHSIG). */
 int confine_host_bridge_start(const char *socket_path, pid_t *ret_pid);
 
-/* The inner end, inside the confinement: socat on 127.0.0.1:CONFINE_PROXY_PORT forwarding to the bridge's
- * socket. Returns once a connection to it is accepted. */
-int confine_inner_bridge_start(pid_t *ret_pid);
+/* An inner end, inside the confinement: socat on 127.0.0.1:port forwarding to the unix socket at
+ * socket_path (CONFINE_PROXY_PORT to the bridge's socket; CONFINE_BROKER_PORT to the broker's). Returns
+ * once it listens. */
+int confine_inner_bridge_start(int port, const char *socket_path, pid_t *ret_pid);
 
 /* Ends one end of the bridge (SIGKILL, then waited for). */
 void confine_bridge_stop(pid_t pid);

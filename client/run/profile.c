@@ -32,6 +32,9 @@ void profile_free(Profile *p)
         strv_free(p->dirs);
         strv_free(p->token_files);
         strv_free(p->env);
+        free(p->api_base);
+        free(p->api_header);
+        strv_free(p->api_paths);
         toml_free(p->root);
         free(p);
 }
@@ -40,7 +43,7 @@ static bool value_plain(const char *s)
 {
         for (; *s; s++)
                 if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-                      *s == '.' || *s == '_' || *s == '/' || *s == '-'))
+                      *s == '.' || *s == '_' || *s == '/' || *s == '-' || *s == ':'))
                         return false;
         return true;
 }
@@ -50,8 +53,13 @@ int profile_expand(const char *s, const ProfileVars *v, char **ret)
         const struct {
                 const char *name, *value;
         } vars[] = {
-                { "HOME", v->home }, { "TMPDIR", v->tmpdir },         { "WORKSPACE", v->workspace },
-                { "TASK", v->task }, { "TOKEN_FILE", v->token_file }, { "PROFILE_DIR", v->profile_dir },
+                { "HOME", v->home },
+                { "TMPDIR", v->tmpdir },
+                { "WORKSPACE", v->workspace },
+                { "TASK", v->task },
+                { "TOKEN_FILE", v->token_file },
+                { "PROFILE_DIR", v->profile_dir },
+                { "API_URL", v->api_url },
         };
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
@@ -101,6 +109,7 @@ static const ProfileVars check_vars = {
         .task = "/k",
         .token_file = "/f",
         .profile_dir = "/p",
+        .api_url = "http://a",
 };
 
 static _printf_(4, 5) int at(AjError *e, const TomlValue *v, const char *key, const char *fmt, ...)
@@ -271,6 +280,49 @@ static int parse_choice(AjError *e, const TomlValue *v, const char *key, const c
                   strcmp(key, "stdin") == 0 ? "\"null\", \"task\"" : "\"none\", \"optional\", \"required\"");
 }
 
+/* [api]: base, header, paths, as run's key broker takes them (broker_settings_check()). */
+static int parse_api(AjError *e, const TomlValue *v, Profile *p)
+{
+        const char *host;
+
+        if (toml_type(v) != TOML_TABLE)
+                return at(e, v, "api", "expected a table, found %s", toml_type_description(toml_type(v)));
+        for (size_t i = 0; i < toml_table_length(v); i++) {
+                const char *key = toml_table_key(v, i);
+                const TomlValue *x = toml_table_value(v, i);
+                int r;
+
+                if (strcmp(key, "base") == 0 || strcmp(key, "header") == 0) {
+                        r = check_string(e, x, key);
+                        if (r < 0)
+                                return r;
+                        if (!(*(strcmp(key, "base") == 0 ? &p->api_base : &p->api_header) =
+                                      strdup(toml_string(x))))
+                                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+                } else if (strcmp(key, "paths") == 0) {
+                        r = parse_words(e, x, "api.paths", true, &p->api_paths);
+                        if (r < 0)
+                                return r;
+                } else
+                        return aj_error(e, EINVAL, toml_table_key_line(v, i), toml_table_key_column(v, i),
+                                        "api: unknown key \"%s\" (there are base, header, paths)",
+                                        QUOTE(key));
+        }
+        if (!p->api_base || !p->api_header || !p->api_paths || !p->api_paths[0])
+                return at(e, v, "api", "needs base, header and paths");
+        host = p->api_base + (strncmp(p->api_base, "https://", 8) == 0 ? 8 : 0);
+        if (host == p->api_base || !*host || strpbrk(host, "/?#@\\$ ") || strchr(p->api_base, '$'))
+                return at(e, v, "api.base", "\"%s\" is not an https origin (https://HOST[:PORT], no path)",
+                          QUOTE(p->api_base));
+        if (strcmp(p->api_header, "x-api-key") != 0 && strcmp(p->api_header, "authorization") != 0)
+                return at(e, v, "api.header", "\"%s\": the broker knows x-api-key and authorization",
+                          QUOTE(p->api_header));
+        for (char **a = p->api_paths; *a; a++)
+                if (strstr(*a, "..") || strpbrk(*a, "%\\?#$ "))
+                        return at(e, v, "api.paths", "\"%s\" is not a plain path prefix", QUOTE(*a));
+        return 0;
+}
+
 int profile_parse(const char *name, const char *data, size_t size, Profile **ret, AjError *e)
 {
         static const char *const stdin_names[] = { "null", "task" };
@@ -311,7 +363,9 @@ int profile_parse(const char *name, const char *data, size_t size, Profile **ret
                 else if (strcmp(key, "json") == 0) {
                         r = parse_json(e, v);
                         p->json = v;
-                } else if (strcmp(key, "stdin") == 0) {
+                } else if (strcmp(key, "api") == 0)
+                        r = parse_api(e, v, p);
+                else if (strcmp(key, "stdin") == 0) {
                         r = parse_choice(e, v, key, stdin_names, ELEMENTSOF(stdin_names), &choice);
                         if (r >= 0)
                                 p->stdin_from = choice == 1 ? PROFILE_STDIN_TASK : PROFILE_STDIN_NULL;
@@ -322,7 +376,7 @@ int profile_parse(const char *name, const char *data, size_t size, Profile **ret
                 } else
                         r = aj_error(e, EINVAL, toml_table_key_line(root, i), toml_table_key_column(root, i),
                                      "unknown key \"%s\" (there are description, command, stdin, token, "
-                                     "login, dirs, token-files, env, json)",
+                                     "login, dirs, token-files, env, json, api)",
                                      QUOTE(key));
                 if (r < 0)
                         return r;
@@ -337,8 +391,15 @@ int profile_parse(const char *name, const char *data, size_t size, Profile **ret
                                 "\"required\"");
         if (p->login && !p->login[0])
                 return aj_error(e, EINVAL, 1, 1, "login: an empty command");
-        if (strv_length(p->dirs) > PROFILE_LIST_MAX || strv_length(p->token_files) > PROFILE_LIST_MAX)
-                return aj_error(e, EINVAL, 1, 1, "more than 16 dirs or token-files");
+        if (strv_length(p->dirs) > PROFILE_LIST_MAX || strv_length(p->token_files) > PROFILE_LIST_MAX ||
+            strv_length(p->api_paths) > PROFILE_LIST_MAX)
+                return aj_error(e, EINVAL, 1, 1, "more than 16 dirs, token-files or api paths");
+        if (p->api_base && p->token == PROFILE_TOKEN_NONE)
+                return aj_error(e, EINVAL, 1, 1, "api needs token = \"optional\" or \"required\"");
+        /* ${API_URL} has a value only where the profile names its API. */
+        for (char **v = p->env; !p->api_base && v && *v; v++)
+                if (strstr(*v, "${API_URL}"))
+                        return aj_error(e, EINVAL, 1, 1, "env: ${API_URL} needs an [api] table");
         *ret = TAKE_PTR(p);
         return 0;
 }

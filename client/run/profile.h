@@ -37,15 +37,20 @@ typedef struct Profile {
         char **env;         /* "NAME=VALUE" */
         ProfileStdin stdin_from;
         ProfileToken token;
-        TomlValue *root; /* owns the [json] tables */
+        /* [api]: the model API the agent talks to, for run's key broker; NULL base: none declared */
+        char *api_base;   /* "https://api.anthropic.com": an https origin, no path */
+        char *api_header; /* "x-api-key" or "authorization" (then "Bearer KEY") */
+        char **api_paths; /* the API's path prefixes, each "/..." */
+        TomlValue *root;  /* owns the [json] tables */
         const TomlValue
                 *json; /* [json]: each key a file name in ${PROFILE_DIR}, each value a table; or NULL */
 } Profile;
 
 /* The places a profile's strings may name: ${HOME}, ${TMPDIR}, ${WORKSPACE}, ${TASK}, ${TOKEN_FILE},
- * ${PROFILE_DIR}. */
+ * ${PROFILE_DIR}, and ${API_URL}, where the agent reaches the profile's API (the broker's address when
+ * the broker holds the key, else [api] base; only in a profile with [api]). */
 typedef struct ProfileVars {
-        const char *home, *tmpdir, *workspace, *task, *token_file, *profile_dir;
+        const char *home, *tmpdir, *workspace, *task, *token_file, *profile_dir, *api_url;
 } ProfileVars;
 
 /* Parses a profile; every string's variables are checked. -EINVAL (or -ENOMEM) with "LINE:COLUMN: KEY:
@@ -63,7 +68,7 @@ static inline void profile_freep(Profile **p)
 }
 
 /* Replaces each ${VAR} in s; a "$" not followed by "{" stays. -EINVAL: an unknown or unterminated
- * variable; -EDOM: a value holding a byte other than [A-Za-z0-9._/-] (a profile puts them into JSON and
+ * variable; -EDOM: a value holding a byte other than [A-Za-z0-9._/:-] (a profile puts them into JSON and
  * shell command lines: nothing there needs quoting). */
 int profile_expand(const char *s, const ProfileVars *v, char **ret);
 

@@ -54,6 +54,7 @@ typedef struct InsideOptions {
         const char *run_dir, *url, *commit, *ref, *base, *setup, *confine, *profile;
         const char *base_commit; /* agent: the trusted paths are restored from it (after a setup command) */
         const char *container_image; /* profile: the image of the token's container probes */
+        const char *broker_socket;   /* agent, with --broker: the key broker's socket on the host */
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
         const char *runner_dirs[TOKEN_RUNNER_DIRS_MAX]; /* profile: the runner's places token-runner-file
@@ -64,7 +65,9 @@ typedef struct InsideOptions {
         uint64_t clone_max_memory; /* clone: RLIMIT_DATA of the clone; 0: none */
         bool dispose;              /* export: remove the run's directory once the stream has ended */
         bool bridge;               /* agent, confined: the egress proxy is on, so the bridge is made */
-        bool token; /* profile: the token comes on standard input; agent: it is in the run's token file */
+        bool broker; /* profile, agent, confined: the key broker holds the key; the token file holds the
+                        run's placeholder, and ${API_URL} is the broker's address */
+        bool token;  /* profile: the token comes on standard input; agent: it is in the run's token file */
         bool task_stdin; /* confined: the agent's standard input is the task */
         bool login;      /* confined: run the profile's login (rest) with the token file as standard input */
         bool agent;      /* confined: rest is the agent (not the setup command): its start is announced */
@@ -92,6 +95,7 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                                     : strcmp(a, "--profile") == 0         ? &o->profile
                                     : strcmp(a, "--base-commit") == 0     ? &o->base_commit
                                     : strcmp(a, "--container-image") == 0 ? &o->container_image
+                                    : strcmp(a, "--broker-socket") == 0   ? &o->broker_socket
                                                                           : NULL;
                 uint64_t *num =
                         strcmp(a, "--max-file-bytes") == 0             ? &o->max_file_bytes
@@ -110,6 +114,7 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                 }
                 bool *flag = strcmp(a, "--dispose") == 0      ? &o->dispose
                              : strcmp(a, "--bridge") == 0     ? &o->bridge
+                             : strcmp(a, "--broker") == 0     ? &o->broker
                              : strcmp(a, "--token") == 0      ? &o->token
                              : strcmp(a, "--task-stdin") == 0 ? &o->task_stdin
                              : strcmp(a, "--login") == 0      ? &o->login
@@ -335,6 +340,7 @@ static _printf_(2, 3) int env_setf(Strv *env, const char *fmt, ...)
 /* The run's own places, which the profile's strings name. */
 typedef struct RunPlaces {
         char *home, *tmpdir, *workspace, *task, *token_dir, *token_file, *profile_dir;
+        const char *api_url; /* the broker's address, or the profile's [api] base, or NULL */
 } RunPlaces;
 
 static void run_places_done(RunPlaces *p)
@@ -348,8 +354,11 @@ static void run_places_done(RunPlaces *p)
         free(p->profile_dir);
 }
 
-static int run_places(const char *run_dir, RunPlaces *p)
+static int run_places(const InsideOptions *o, const Profile *profile, RunPlaces *p)
 {
+        const char *run_dir = o->run_dir;
+
+        p->api_url = o->broker ? CONFINE_BROKER_URL : profile->api_base;
         if (asprintf(&p->home, "%s/home", run_dir) < 0 || asprintf(&p->tmpdir, "%s/tmp", run_dir) < 0 ||
             asprintf(&p->workspace, "%s/" RUN_WORKSPACE, run_dir) < 0 ||
             asprintf(&p->task, "%s/task", run_dir) < 0 || asprintf(&p->token_dir, "%s/token", run_dir) < 0 ||
@@ -366,7 +375,8 @@ static ProfileVars places_vars(const RunPlaces *p)
                               .workspace = p->workspace,
                               .task = p->task,
                               .token_file = p->token_file,
-                              .profile_dir = p->profile_dir };
+                              .profile_dir = p->profile_dir,
+                              .api_url = p->api_url };
 }
 
 static int load_profile(const InsideOptions *o, Profile **ret)
@@ -491,6 +501,9 @@ static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bo
         _cleanup_free_ char *self = NULL, *bridge_dir = NULL, *socket_path = NULL;
         _cleanup_close_ int filter = -EBADF;
         bool bridge_on = o->bridge && !login;
+        /* The broker is the agent's: the setup command (before the profile phase) and the login never
+         * reach it. */
+        bool broker_on = bridge_on && o->broker && o->broker_socket && !o->setup;
         char **head = NULL;
         pid_t bridge = 0, pid = -1;
         int r, status;
@@ -509,7 +522,8 @@ static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bo
                                                  .self = self,
                                                  .task = !login && !o->setup,
                                                  .token = o->token,
-                                                 .profile = true },
+                                                 .profile = true,
+                                                 .broker_socket = broker_on ? o->broker_socket : NULL },
                                NULL, &head);
         if (r < 0)
                 return fail("cannot build bubblewrap's command line", strerror(-r));
@@ -525,6 +539,7 @@ static int run_in_bubblewrap(const InsideOptions *o, char **env, char **args, bo
         r = r < 0 ? r : strv_push(&argv, strdup("--run-dir"));
         r = r < 0 ? r : strv_push(&argv, strdup(o->run_dir));
         r = r < 0 || !bridge_on ? r : strv_push(&argv, strdup("--bridge"));
+        r = r < 0 || !broker_on ? r : strv_push(&argv, strdup("--broker"));
         r = r < 0 || !login ? r : strv_push(&argv, strdup("--login"));
         r = r < 0 || login || !o->task_stdin ? r : strv_push(&argv, strdup("--task-stdin"));
         r = r < 0 || login || o->setup ? r : strv_push(&argv, strdup("--agent"));
@@ -598,12 +613,12 @@ static int inside_setup(const InsideOptions *o)
         size_t size = 0, pos = 0;
         int r;
 
-        if (!o->run_dir || !o->profile || !o->setup || o->token || o->base_commit || *o->rest ||
+        if (!o->run_dir || !o->profile || !o->setup || o->token || o->broker || o->base_commit || *o->rest ||
             !confine_valid(o))
                 return fail("setup: usage", NULL);
         if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)
                 return 1;
-        if (run_places(o->run_dir, &pl) < 0)
+        if (run_places(o, p, &pl) < 0)
                 return fail("out of memory", NULL);
         if (read_named(&input, &size, &named, &pos) != 0)
                 return 1;
@@ -644,11 +659,14 @@ static int inside_agent(const InsideOptions *o)
         size_t size = 0, pos = 0;
         int r;
 
-        if (!o->run_dir || !o->profile || o->setup || !confine_valid(o))
+        /* The broker is reached through the confinement's bridge only. */
+        if (!o->run_dir || !o->profile || o->setup || !confine_valid(o) ||
+            (o->broker && (!confined(o) || !o->bridge || !o->token || !o->broker_socket)) ||
+            (o->broker_socket && !o->broker))
                 return fail("agent: usage", NULL);
         if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)
                 return 1;
-        if (run_places(o->run_dir, &pl) < 0)
+        if (run_places(o, p, &pl) < 0)
                 return fail("out of memory", NULL);
         v = places_vars(&pl);
         if (o->base_commit && restore_trusted(o, &pl) != 0)
@@ -777,7 +795,7 @@ static int inside_profile(const InsideOptions *o)
                 return fail("profile: usage", NULL);
         if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)
                 return 1;
-        if (run_places(o->run_dir, &pl) < 0)
+        if (run_places(o, p, &pl) < 0)
                 return fail("out of memory", NULL);
         v = places_vars(&pl);
         if (o->token) {
@@ -869,14 +887,14 @@ static int inside_profile(const InsideOptions *o)
 static int inside_confined(const InsideOptions *o)
 {
         _cleanup_free_ char *task = NULL, *token = NULL;
-        pid_t bridge = -1;
+        pid_t bridge = -1, broker = -1;
 
         if (!o->run_dir || !o->rest[0] || o->confine || o->setup)
                 return fail("confined: usage", NULL);
         if (asprintf(&task, "%s/task", o->run_dir) < 0 || asprintf(&token, "%s/token/token", o->run_dir) < 0)
                 return fail("out of memory", NULL);
         if (o->login) {
-                if (o->bridge || o->task_stdin || o->agent)
+                if (o->bridge || o->broker || o->task_stdin || o->agent)
                         return fail("confined: usage", NULL);
                 return exec_command(environ, o->rest, token);
         }
@@ -888,9 +906,19 @@ static int inside_confined(const InsideOptions *o)
                         return r;
         }
         if (o->bridge) {
-                int r = confine_inner_bridge_start(&bridge);
+                int r = confine_inner_bridge_start(CONFINE_PROXY_PORT,
+                                                   CONFINE_BRIDGE_DIR "/" CONFINE_BRIDGE_SOCKET, &bridge);
                 if (r < 0)
                         return fail("cannot start the bridge inside the confinement", strerror(-r));
+        }
+        /* The broker's end: like the proxy's, a child that ends with the confinement. */
+        if (o->broker) {
+                int r = !o->bridge || !o->agent ? -EINVAL
+                                                : confine_inner_bridge_start(CONFINE_BROKER_PORT,
+                                                                             CONFINE_BROKER_SOCKET, &broker);
+                if (r < 0)
+                        return fail("cannot start the key broker's bridge inside the confinement",
+                                    strerror(-r));
         }
         if (o->agent)
                 return exec_agent(environ, o->rest, o->task_stdin ? task : NULL);
@@ -944,7 +972,7 @@ static int remove_token_files(const InsideOptions *o, int run_fd)
                 failed = fail("dispose: cannot remove the run's token token/token", strerror(-r));
         if (!o->profile)
                 return failed;
-        if (load_profile(o, &p) != 0 || run_places(o->run_dir, &pl) < 0)
+        if (load_profile(o, &p) != 0 || run_places(o, p, &pl) < 0)
                 return 1;
         v = places_vars(&pl);
         for (char **f = p->token_files; f && *f; f++) {

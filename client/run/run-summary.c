@@ -143,6 +143,10 @@ static json_t *summary_json(const Summary *s)
         json_object_set_new(o, "confine", json_string(s->confine ? s->confine : "unknown"));
         json_object_set_new(o, "profile", json_string(s->profile ? s->profile : "unknown"));
         json_object_set_new(o, "token", json_string(s->token ? s->token : "none"));
+        json_object_set_new(o, "api-requests",
+                            s->broker_reported ? json_pack("{s:i, s:i}", "forwarded", (int)s->api_forwarded,
+                                                           "refused", (int)s->api_refused)
+                                               : json_null());
         json_object_set_new(o, "trusted-paths",
                             json_pack("{s:i, s:i}", "replaced", (int)s->trusted_replaced, "removed",
                                       (int)s->trusted_removed));
@@ -224,7 +228,12 @@ static void summary_markdown(const Summary *s, FILE *f)
         fputs(" |\n| run token | ", f);
         md_cell(f, s->token && strcmp(s->token, "file") == 0
                            ? "from standard input, to the agent in a 0600 file"
+                   : s->token && strcmp(s->token, "broker") == 0
+                           ? "from standard input, held by the key broker; the agent had a placeholder"
                            : "none");
+        if (s->broker_reported)
+                fprintf(f, " |\n| model API requests | %u forwarded with the key, %u refused",
+                        s->api_forwarded, s->api_refused);
         fprintf(f, " |\n\n| phase | outcome | seconds | detail |\n|---|---|---|---|\n");
         for (size_t i = 0; i < s->n_phases; i++) {
                 fprintf(f, "| %s | %s | %.3f | ", s->phases[i].name, s->phases[i].ok ? "ok" : "failed",

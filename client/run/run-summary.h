@@ -37,7 +37,10 @@ typedef struct Summary {
         const SecretSet *secrets; /* redacted from every text the setters take (may be NULL) */
         const char *confine;      /* [run] confine: "bubblewrap", or "none" where the caller opted out */
         const char *profile;      /* the agent profile's name */
-        const char *token;        /* how the agent got the run token: "none", or "file" (never the token) */
+        const char *token;        /* how the agent got the run token: "none", "file", or "broker" (never the
+                                     token) */
+        bool broker_reported;     /* the broker said what it did */
+        unsigned api_forwarded, api_refused; /* the broker's requests: forwarded with the key, refused */
         char commit[41], base_commit[41];
         bool fetched_by_id;
         unsigned trusted_replaced, trusted_removed;

@@ -18,17 +18,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent-start.h"
+#include "broker.h"
 #include "check-line.h"
 #include "check-record.h"
 #include "check-text.h"
 #include "client.h"
 #include "config.h"
+#include "confine.h"
+#include "egress-env.h"
 #include "export-receive.h"
 #include "helper-call.h"
 #include "macro.h"
@@ -111,6 +117,13 @@ typedef struct Run {
         char ended_detail[SUMMARY_TEXT_MAX]; /* what it reported */
         char clone_bounds[5][24];            /* clone_args()'s numbers, decimal */
         bool clone_http_error; /* the clone's error was an HTTP status (libgit2: "... status code ...") */
+        /* The key broker (broker.h): on with a token, a profile with [api], the inner confinement and the
+         * egress proxy. The agent's token file then holds the placeholder; the key stays here. */
+        bool broker_on;
+        char placeholder[64];
+        char broker_dir[64];    /* the socket's directory, made for this run; "" when none */
+        char broker_socket[96]; /* in it */
+        Broker broker;
 } Run;
 
 static void phase_start(const char *name)
@@ -707,8 +720,10 @@ static int phase_profile(Run *run)
         Pump pump = { .run = run,
                       .deadline = run->deadline,
                       .cancellable = true,
-                      .input = run->token,
-                      .input_size = run->token ? run->token_size : 0,
+                      .input = run->broker_on ? run->placeholder : run->token,
+                      .input_size = run->broker_on ? strlen(run->placeholder)
+                                    : run->token   ? run->token_size
+                                                   : 0,
                       .on_out = profile_on_out,
                       .on_err = profile_on_err,
                       .userdata = &out };
@@ -732,6 +747,8 @@ static int phase_profile(Run *run)
                 args[k++] = (char *)"--container-image";
                 args[k++] = run->config->check_container_image;
         }
+        if (run->broker_on)
+                args[k++] = (char *)"--broker";
         if (run->token) {
                 args[k++] = (char *)"--token";
                 for (size_t i = 0; i < n_dirs; i++) {
@@ -882,7 +899,7 @@ static int agent_input(const Run *run, const char *task, size_t task_size, char 
 /* The agent's arguments after run-inside OP's, from args[k]; how many in all. args has room for
  * AGENT_ARGS_MAX more than the agent's words. After a setup command, the agent's enter first writes the
  * base's trusted paths again (the setup command could rewrite them). */
-#define AGENT_ARGS_MAX (16 + 2 * RUN_TRUSTED_PATHS_MAX)
+#define AGENT_ARGS_MAX (24 + 2 * RUN_TRUSTED_PATHS_MAX)
 static size_t agent_args(const Run *run, char **args, size_t k)
 {
         const RunPlan *p = &run->plan;
@@ -893,6 +910,11 @@ static size_t agent_args(const Run *run, char **args, size_t k)
         args[k++] = (char *)p->profile;
         if (run->token)
                 args[k++] = (char *)"--token";
+        if (run->broker_on) {
+                args[k++] = (char *)"--broker";
+                args[k++] = (char *)"--broker-socket";
+                args[k++] = (char *)run->broker_socket;
+        }
         if (p->setup) {
                 args[k++] = (char *)"--base-commit";
                 args[k++] = (char *)run->summary.base_commit;
@@ -994,6 +1016,77 @@ static int phase_setup(Run *run)
         return agent_outcome(run, "setup", &pump, r, end, &out, t0);
 }
 
+/* ---- the key broker ---- */
+
+/* The run's placeholder: what the agent holds instead of the key, worth nothing once the broker ends. */
+static int make_placeholder(Run *run)
+{
+        uint8_t bytes[24];
+
+        if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
+                return -EIO;
+        strcpy(run->placeholder, "ajb-");
+        for (size_t i = 0; i < sizeof(bytes); i++)
+                (void)snprintf(run->placeholder + 4 + 2 * i, 3, "%02x", bytes[i]);
+        return 0;
+}
+
+/* The broker's socket in a directory of this run's (the sandbox user may pass it, not list it), the
+ * broker forked on it. The socket is anyone's to connect to: the placeholder is what lets a request
+ * through, and the sandbox user is the only one who holds it. */
+static int broker_up(Run *run, char *detail, size_t size)
+{
+        struct sockaddr_un sun = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -EBADF;
+        BrokerSettings s = { .upstream = run->profile->api_base,
+                             .key_header = run->profile->api_header,
+                             .key = run->token,
+                             .placeholder = run->placeholder,
+                             .proxy = EGRESS_PROXY_URL,
+                             .ca_file = EGRESS_CA_BUNDLE,
+                             .paths = run->profile->api_paths };
+        int r;
+
+        strcpy(run->broker_dir, "/tmp/agentic-job-broker.XXXXXX");
+        if (!mkdtemp(run->broker_dir)) {
+                r = -errno;
+                run->broker_dir[0] = '\0';
+                (void)snprintf(detail, size, "cannot make the key broker's directory: %s", strerror(-r));
+                return r;
+        }
+        (void)snprintf(run->broker_socket, sizeof(run->broker_socket), "%s/broker.sock", run->broker_dir);
+        strcpy(sun.sun_path, run->broker_socket);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+            chmod(run->broker_socket, 0666) < 0 || chmod(run->broker_dir, 0711) < 0 ||
+            listen(fd, BROKER_CONNECTIONS_MAX) < 0) {
+                r = -errno;
+                (void)snprintf(detail, size, "cannot make the key broker's socket: %s", strerror(-r));
+                return r;
+        }
+        r = broker_start(&s, fd, &run->broker);
+        if (r < 0)
+                (void)snprintf(detail, size, "cannot start the key broker: %s", strerror(-r));
+        return r;
+}
+
+/* Ends the broker (the placeholder is worthless from here on) and removes its socket. */
+static void broker_down(Run *run)
+{
+        BrokerReport report;
+
+        if (run->broker.pid > 0 && broker_stop(&run->broker, &report) == 0) {
+                run->summary.broker_reported = true;
+                run->summary.api_forwarded = report.forwarded;
+                run->summary.api_refused = report.refused + report.over;
+        }
+        if (run->broker_dir[0]) {
+                (void)unlink(run->broker_socket);
+                (void)rmdir(run->broker_dir);
+                run->broker_dir[0] = '\0';
+        }
+}
+
 static int phase_agent(Run *run, const char *task, size_t task_size)
 {
         _cleanup_free_ char **args = NULL;
@@ -1023,6 +1116,16 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
                 phase_end(run, "agent", t0, false, "out of memory");
                 return RUN_EXIT_NOT_RUN;
         }
+        if (run->broker_on) {
+                char detail[SUMMARY_TEXT_MAX];
+
+                r = broker_up(run, detail, sizeof(detail));
+                if (r < 0) {
+                        broker_down(run);
+                        phase_end(run, "agent", t0, false, detail);
+                        return RUN_EXIT_NOT_RUN;
+                }
+        }
         args[k++] = (char *)"run-inside";
         args[k++] = (char *)"agent";
         args[k++] = (char *)"--run-dir";
@@ -1032,11 +1135,13 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
         (void)agent_args(run, args, k);
         r = enter_sandbox(run, run->work_dir, args, &e);
         if (r < 0) {
+                broker_down(run);
                 phase_end(run, "agent", t0, false, strerror(-r));
                 return RUN_EXIT_NOT_RUN;
         }
         r = pump_entered(&pump, &e, &end);
         entered_done(&e);
+        broker_down(run);
         return agent_outcome(run, "agent", &pump, r, end, &out, t0);
 }
 
@@ -1583,7 +1688,8 @@ static int read_token(Run *run, AjError *e)
                 n--;
         r = check_token(buf, n, e);
         if (r == 0 && n > 0) {
-                run->token = malloc(n);
+                /* One more byte, a NUL: the broker takes the key as a string. */
+                run->token = calloc(1, n + 1);
                 if (!run->token)
                         r = aj_error(e, ENOMEM, 0, 0, "out of memory");
                 else {
@@ -1675,6 +1781,8 @@ static int worse(int a, int b)
 
 static void run_done(Run *run)
 {
+        broker_down(run);
+        explicit_bzero(run->placeholder, sizeof(run->placeholder));
         if (run->token)
                 explicit_bzero(run->token, run->token_size);
         free(run->token);
@@ -1693,7 +1801,9 @@ static void run_done(Run *run)
 
 int run_main(int argc, char **argv)
 {
-        _cleanup_(run_done) Run run = { .sigfd = -EBADF, .out_fd = -EBADF };
+        _cleanup_(run_done) Run run = { .sigfd = -EBADF,
+                                        .out_fd = -EBADF,
+                                        .broker = { .pid = -1, .report_fd = -EBADF } };
         _cleanup_free_ char *task = NULL;
         char detail[SUMMARY_TEXT_MAX] = "";
         size_t task_size = 0;
@@ -1742,6 +1852,18 @@ int run_main(int argc, char **argv)
                         say("cannot take the secrets no output may hold: %s", strerror(-r));
                 return RUN_EXIT_CLEANUP;
         }
+        run.broker_on = run.token && run.profile->api_base &&
+                        run.config->run_confine == RUN_CONFINE_BUBBLEWRAP && run.config->egress_proxy;
+        if (run.broker_on) {
+                r = make_placeholder(&run);
+                r = r < 0 ? r
+                          : secret_set_add(&run.secrets, run.placeholder, strlen(run.placeholder),
+                                           "the run's placeholder key");
+                if (r < 0) {
+                        say("cannot make the key broker's placeholder: %s", strerror(-r));
+                        return RUN_EXIT_CLEANUP;
+                }
+        }
         run_secrets = &run.secrets;
         run.summary.secrets = &run.secrets;
         if (mkdir(run.plan.out_dir, 0700) < 0) {
@@ -1763,7 +1885,7 @@ int run_main(int argc, char **argv)
         run.summary.plan = &run.plan;
         run.summary.confine = run_confine_name(run.config->run_confine);
         run.summary.profile = run.plan.profile;
-        run.summary.token = run.token ? "file" : "none";
+        run.summary.token = run.broker_on ? "broker" : run.token ? "file" : "none";
 
         /* 1. The record goes (seed 003: nothing may enter the sandbox user while one stands), and so does
          *    whatever of the sandbox user an earlier step left. */

@@ -98,6 +98,7 @@ echo "settings-sandbox-enabled: $sandbox" >>"$r"
 key=$(/bin/sh -c "$helper")
 # Its hash: the output that held the key itself would be refused (run exports no secret).
 echo "key-sha256: $(printf '%s' "$key" | sha256sum | cut -d' ' -f1)" >>"$r"
+[[ $key =~ ^ajb-[0-9a-f]{48}$ ]] && echo "key-placeholder: yes" >>"$r" || echo "key-placeholder: no" >>"$r"
 echo "key-in-proc: $(printf '%s' "$key" | ajt-key-in-proc)" >>"$r"
 echo '{"type":"result","subtype":"success"}'
 EOT
@@ -120,6 +121,7 @@ echo "stdin: $(cat)" >>"$r"
 env | sed 's/^/env: /' >>"$r"
 key=$(python3 -c 'import json,os; print(json.load(open(os.environ["CODEX_HOME"] + "/auth.json"))["OPENAI_API_KEY"])')
 echo "key-sha256: $(printf '%s' "$key" | sha256sum | cut -d' ' -f1)" >>"$r"
+[[ $key =~ ^ajb-[0-9a-f]{48}$ ]] && echo "key-placeholder: yes" >>"$r" || echo "key-placeholder: no" >>"$r"
 echo "auth-mode: $(stat -c %a "$CODEX_HOME/auth.json")" >>"$r"
 echo "key-in-proc: $(printf '%s' "$key" | ajt-key-in-proc)" >>"$r"
 echo '{"type":"turn.completed"}'
@@ -167,6 +169,13 @@ CONTAINER_PROBES="token-container-control token-container-subuid-control token-c
 # ---------------------------------------------------------------------------------------------------------
 for confine in bubblewrap none; do
         printf '\n[run]\nconfine = "%s"\n' "$confine" >>/etc/agentic-job/config.toml
+        # Confined, with the egress proxy, the key broker holds the key (the profiles declare their API):
+        # the agent gets a placeholder and the broker's address. Without the confinement, the key file.
+        if [ "$confine" = bubblewrap ]; then
+                WAY=broker PLACEHOLDER=yes ANTHROPIC_URL=http://127.0.0.1:3129 OPENAI_URL=http://127.0.0.1:3129/v1
+        else
+                WAY=file PLACEHOLDER=no ANTHROPIC_URL=https://api.anthropic.com OPENAI_URL=https://api.openai.com/v1
+        fi
         echo "# the claude profile (confine = $confine)"
         OUT=$RUNNER_HOME/claude-$confine
         run_as_runner "$OUT" "$work/token" --profile claude --token-stdin --output out/record.txt -- --max-turns 3
@@ -180,10 +189,14 @@ for confine in bubblewrap none; do
                 "--bare -p --settings $RUN_DIR/profile/settings.json --dangerously-skip-permissions --output-format stream-json --verbose --max-turns 3" \
                 "$(argv_of)"
         expect_eq "claude ($confine): the task is its standard input" "Review the change." "$(rec stdin)"
-        expect_eq "claude ($confine): the key came through apiKeyHelper, from the token file" "$TOKEN_SHA" "$(rec key-sha256)"
+        expect_eq "claude ($confine): what came through apiKeyHelper, from the token file, is the placeholder: $PLACEHOLDER" \
+                "$PLACEHOLDER" "$(rec key-placeholder)"
+        [ "$WAY" = file ] && expect_eq "claude ($confine): ... the key itself" "$TOKEN_SHA" "$(rec key-sha256)"
+        [ "$WAY" = broker ] && expect_lacks "claude ($confine): ... not the key" "$TOKEN_SHA" "$(rec key-sha256)"
         expect_eq "claude ($confine): its own sandbox is off in the run's settings" False "$(rec settings-sandbox-enabled)"
         for v in DISABLE_AUTOUPDATER=1 DISABLE_UPDATES=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-                "CLAUDE_CONFIG_DIR=$RUN_DIR/home/.claude" "AGENTIC_JOB_TOKEN_FILE=$RUN_DIR/token/token"; do
+                "CLAUDE_CONFIG_DIR=$RUN_DIR/home/.claude" "AGENTIC_JOB_TOKEN_FILE=$RUN_DIR/token/token" \
+                "ANTHROPIC_BASE_URL=$ANTHROPIC_URL"; do
                 expect_contains "claude ($confine): $v" "env: $v" "$(cat "$R")"
         done
         expect_eq "claude ($confine): the token in no environment and no command line it can read" 0 "$(rec key-in-proc)"
@@ -200,7 +213,7 @@ for confine in bubblewrap none; do
         no_token_in "claude ($confine): run's output and summaries" "$work/run.out" "$work/run.err" \
                 "$OUT/summary.json" "$OUT/summary.md" "$OUT/egress.jsonl"
         expect_contains "summary.json: the profile" '"profile": "claude"' "$(cat "$OUT/summary.json" 2>&1)"
-        expect_contains "summary.json: the token's way" '"token": "file"' "$(cat "$OUT/summary.json" 2>&1)"
+        expect_contains "summary.json: the token's way" "\"token\": \"$WAY\"" "$(cat "$OUT/summary.json" 2>&1)"
         expect_eq "nothing of the sandbox user survived" 0 "$(pgrep -u "$SANDBOX_UID" | wc -l)"
         expect_eq "the run's directory is gone (the token with it)" 0 \
                 "$(find "$SANDBOX_HOME" -maxdepth 1 -name 'agentic-job-run-*' | wc -l)"
@@ -216,7 +229,10 @@ for confine in bubblewrap none; do
                 "exec --json --ephemeral --skip-git-repo-check --color never --dangerously-bypass-approvals-and-sandbox --cd $RUN_DIR/workspace" \
                 "$(argv_of)"
         expect_eq "codex ($confine): the task is its standard input" "Review the change." "$(rec stdin)"
-        expect_eq "codex ($confine): the key came through codex login, into auth.json" "$TOKEN_SHA" "$(rec key-sha256)"
+        expect_eq "codex ($confine): what came through codex login, into auth.json, is the placeholder: $PLACEHOLDER" \
+                "$PLACEHOLDER" "$(rec key-placeholder)"
+        [ "$WAY" = file ] && expect_eq "codex ($confine): ... the key itself" "$TOKEN_SHA" "$(rec key-sha256)"
+        expect_contains "codex ($confine): OPENAI_BASE_URL" "env: OPENAI_BASE_URL=$OPENAI_URL" "$(cat "$R")"
         expect_eq "codex ($confine): auth.json is 0600" 600 "$(rec auth-mode)"
         expect_contains "codex ($confine): CODEX_HOME in the run's home" "env: CODEX_HOME=$RUN_DIR/home/.codex" "$(cat "$R")"
         expect_eq "codex ($confine): no CODEX_API_KEY or OPENAI_API_KEY" 0 "$(grep -c '^env: \(CODEX\|OPENAI\)_API_KEY=' "$R")"
@@ -287,8 +303,111 @@ expect_lacks "... its request went out through the proxy" "curl failed" "$(cat "
 expect_contains "... the egress log has the request, the token redacted" '/exfil/[secret]' \
         "$(cat "$OUT/egress.jsonl" 2>&1)"
 expect_contains "... and says so" "it held secrets, redacted" "$(grep 'egress-log: ok' "$work/run.err")"
-# What this does not stop: the agent held the token and sent it to a host it may read. The key broker (an
-# agent that never holds the key) is what would; until then only the policy's reads bound it.
+# What this does not stop: the agent held the token and sent it to a host it may read. A profile that
+# declares its API (below) never gives the agent the key: the key broker holds it.
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the key broker: the agent holds a placeholder; the key goes upstream from the runner's side only"
+# A profile that declares its API (as claude and codex do), the fake internet's upload.fake.test as that
+# API, and a policy rule for its POSTs (the shipped policy has none for the fake hosts). The stand-in is a
+# model API's client with the placeholder it was given, and then a hostile one: a wrong placeholder, none,
+# a path outside the API, dot segments, the placeholder sent straight to the API past the broker.
+POLICY=/opt/egress-proxy/policy/policy.toml
+cp -p "$POLICY" "$work/policy.orig"
+on_exit "cp -p $work/policy.orig $POLICY; $CLIENT egress stop; $CLIENT egress start"
+printf '\n[[write]]\nname = "ajt-model-api"\nwhy = "the fake model API of the key broker test"\nhosts = ["upload.fake.test"]\nmethods = ["POST"]\npaths = ["/upload/v1/**"]\n' >>"$POLICY"
+{ "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || { sed 's/^/# proxy: /' "$work/proxy.out"; fail "the proxy did not restart"; }
+cat >"$PROFILES/ajt-api.toml" <<'EOT'
+description = "test: a model API's client, through the key broker"
+command = ["/usr/local/bin/ajt-api-agent"]
+stdin = "task"
+token = "required"
+
+[env]
+AJT_API_URL = "${API_URL}"
+
+[api]
+base = "https://upload.fake.test"
+header = "x-api-key"
+paths = ["/upload/v1/"]
+EOT
+chmod 0644 "$PROFILES/ajt-api.toml"
+on_exit "rm -f $PROFILES/ajt-api.toml"
+cat >/usr/local/bin/ajt-api-agent <<'EOT'
+#!/bin/bash
+mkdir -p out
+r=out/api.txt
+: >"$r"
+key=$(cat "$AGENTIC_JOB_TOKEN_FILE")
+echo "url: $AJT_API_URL" >>"$r"
+[[ $key =~ ^ajb-[0-9a-f]{48}$ ]] && echo "placeholder: yes" >>"$r" || echo "placeholder: no" >>"$r"
+code() { curl -sS -o "$1" -w '%{http_code}' -m 30 "${@:2}" 2>>out/curl.err; }
+echo "messages: $(code out/messages.json -H "x-api-key: $key" -H 'content-type: application/json' \
+        -d '{"model":"fake"}' "$AJT_API_URL/upload/v1/messages")" >>"$r"
+# Streamed: when each event arrived here, beside when the API sent it.
+curl -sS -N -m 30 -H "x-api-key: $key" -d '{}' "$AJT_API_URL/upload/v1/_ajh/sse" 2>>out/curl.err |
+        while IFS= read -r line; do
+                case $line in data:*) echo "event: $(date +%s.%N) ${line#data: }" >>"$r" ;; esac
+        done
+echo "wrong-placeholder: $(code /dev/null -H "x-api-key: ajb-$(printf '0%.0s' $(seq 48))" -d '{}' "$AJT_API_URL/upload/v1/messages")" >>"$r"
+echo "no-key: $(code /dev/null -d '{}' "$AJT_API_URL/upload/v1/messages")" >>"$r"
+echo "other-path: $(code /dev/null -H "x-api-key: $key" -d '{}' "$AJT_API_URL/upload/other")" >>"$r"
+echo "dot-segments: $(code /dev/null --path-as-is -H "x-api-key: $key" -d '{}' "$AJT_API_URL/upload/v1/../other")" >>"$r"
+# Past the broker, straight to the API through the proxy: what arrives there is the placeholder.
+echo "direct: $(code /dev/null -H "x-api-key: $key" -d '{}' https://upload.fake.test/upload/v1/direct)" >>"$r"
+echo '{"type":"result","subtype":"success"}'
+EOT
+chmod 0755 /usr/local/bin/ajt-api-agent
+on_exit "rm -f /usr/local/bin/ajt-api-agent"
+# What reached the fake API on upload.fake.test: "PATH KEY-SHA256 AUTHORIZATION-SHA256" per request.
+api_arrived() {
+        curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
+                python3 -c 'import json, sys
+for o in map(json.loads, sys.stdin):
+    if o["server"] == "upload.fake.test" and o["path"].startswith("/upload/"):
+        print(o["path"], o.get("x-api-key-sha256", "-"), o.get("authorization-sha256", "-"))'
+}
+before=$(api_arrived | wc -l)
+OUT=$RUNNER_HOME/broker
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt --output out/messages.json
+show
+expect_eq "the broker's run: status 0" 0 "$status"
+R=$OUT/workspace/out/api.txt
+expect_eq "... the agent got the broker's address" "http://127.0.0.1:3129" "$(rec url)"
+expect_eq "... and a placeholder, not the key" yes "$(rec placeholder)"
+expect_eq "... its request with the placeholder was answered by the API" 200 "$(rec messages)"
+expect_contains "... the API's answer reached it" '"server": "upload.fake.test"' "$(cat "$OUT/workspace/out/messages.json" 2>&1)"
+expect_eq "... a wrong placeholder: 401 from the broker" 401 "$(rec wrong-placeholder)"
+expect_eq "... no key header: 401" 401 "$(rec no-key)"
+expect_eq "... a path outside the API's: 404" 404 "$(rec other-path)"
+expect_eq "... dot segments: 404" 404 "$(rec dot-segments)"
+expect_eq "... straight to the API, past the broker: the proxy lets it through (a write rule admits it)" 200 "$(rec direct)"
+arrived_now=$(api_arrived | tail -n +"$((before + 1))")
+printf '%s\n' "$arrived_now" | sed 's/^/# arrived: /'
+expect_eq "at the API: the request and the stream, each with the key, no Bearer; nothing the broker refused" \
+        "/upload/v1/messages $TOKEN_SHA -
+/upload/v1/_ajh/sse $TOKEN_SHA -" "$(printf '%s\n' "$arrived_now" | grep -v '^/upload/v1/direct ')"
+direct_line=$(printf '%s\n' "$arrived_now" | grep '^/upload/v1/direct ')
+expect_eq "... the direct one arrived, once" 1 "$(printf '%s\n' "$direct_line" | grep -c .)"
+expect_lacks "... without the key: the placeholder is all the agent had" "$TOKEN_SHA" "$direct_line"
+# Streaming: the first event reached the agent before the API sent the last one (a second apart).
+first_seen=$(grep '^event: ' "$R" | head -n1 | awk '{print $2}')
+last_sent=$(grep '^event: ' "$R" | tail -n1 | sed 's/.*"at": \([0-9.]*\).*/\1/')
+expect_eq "... three events streamed" 3 "$(grep -c '^event: ' "$R")"
+expect_eq "... the first reached the agent before the API sent the third" yes \
+        "$(python3 -c 'import sys; print("yes" if float(sys.argv[1]) < float(sys.argv[2]) else "no: " + sys.argv[1] + " >= " + sys.argv[2])' "${first_seen:-9e99}" "${last_sent:-0}")"
+expect_contains "summary.json: the key's way" '"token": "broker"' "$(cat "$OUT/summary.json" 2>&1)"
+expect_eq "summary.json: the broker's requests" '{"forwarded": 2, "refused": 4}' \
+        "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"]))' "$OUT/summary.json" 2>&1)"
+expect_contains "summary.md: says so" "held by the key broker; the agent had a placeholder" "$(cat "$OUT/summary.md" 2>&1)"
+expect_contains "the egress log: the broker's request, decided by the proxy" \
+        '"method":"POST","host":"upload.fake.test","path":"/upload/v1/messages","decision":"allow"' \
+        "$(cat "$OUT/egress.jsonl" 2>&1)"
+no_token_in "the broker's run: the job's log, --out whole" "$work/run.out" "$work/run.err" $(find "$OUT" -type f)
+expect_eq "... no broker directory left" 0 "$(find /tmp -maxdepth 1 -name 'agentic-job-broker.*' | wc -l)"
+expect_eq "... no process of the runner's left (the broker ended with the run)" 0 "$(pgrep -u "$RUNNER" | wc -l)"
+cp -p "$work/policy.orig" "$POLICY"
+{ "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# refusals, before anything is made"

@@ -4,15 +4,19 @@ namespace it runs in (tests/host/run starts it there). Each answer is one JSON l
 that was asked, so a test knows which fake host it reached; 169.254.169.254 answers as a stand-in for a
 cloud metadata service. Every request is remembered, and GET /_ajh/requests on any server returns them,
 so a test can prove that a refused request never arrived; GET /_ajh/bytes/N answers N zero bytes (the
-benchmarks' large reads). Below /git/ every server is a read-only git
+benchmarks' large reads). A model API's key headers (x-api-key, authorization) are remembered by their
+SHA-256 only, so that no answer hands a key to whoever asked; a path ending in /_ajh/sse answers three
+server-sent events, a second apart, as a streaming model API does. Below /git/ every server is a read-only git
 smart-HTTP server (git http-backend, upload-pack only) of the repositories in GIT_ROOT. On 203.0.113.53
 UDP port 53 a resolver answers the fake names with their addresses and every other name with NXDOMAIN;
 each question is remembered as {"server": "dns", "name": ...}, so a test can prove one never arrived.
 
 usage: fake-server.py CERT KEY READY_FILE GIT_ROOT
 """
+import hashlib
 import json
 import socket
+import time
 import ssl
 import subprocess
 import sys
@@ -116,6 +120,19 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(chunk[: min(n, len(chunk))])
             n -= min(n, len(chunk))
 
+    def events(self):
+        """Three server-sent events a second apart, the connection closed after the last."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for n in range(1, 4):
+            self.wfile.write(f"event: part\ndata: {{\"n\": {n}, \"at\": {time.time():.3f}}}\n\n".encode())
+            self.wfile.flush()
+            if n < 3:
+                time.sleep(1)
+
     def answer(self):
         local = self.connection.getsockname()[0]
         body = self.read_body()
@@ -129,6 +146,10 @@ class Handler(BaseHTTPRequestHandler):
             "path": self.path,
             "body_bytes": len(body),
         }
+        for header in ("x-api-key", "authorization"):
+            value = self.headers.get(header)
+            if value is not None:
+                record[header + "-sha256"] = hashlib.sha256(value.encode()).hexdigest()
         if self.command == "GET" and self.path.startswith("/_ajh/bytes/"):
             self.zero_bytes(self.path[len("/_ajh/bytes/"):])
             return
@@ -140,6 +161,9 @@ class Handler(BaseHTTPRequestHandler):
                 seen.append(record)
             if self.path.startswith("/git/"):
                 self.git(body)
+                return
+            if self.path.endswith("/_ajh/sse"):
+                self.events()
                 return
             out = (json.dumps(record) + "\n").encode()
         self.send_response(200)

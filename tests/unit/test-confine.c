@@ -158,7 +158,43 @@ START_TEST(test_argv_refused)
         ck_assert_int_eq(confine_bwrap_argv(&(ConfineLayout){ .run_dir = "/r", .self = "agentic-job" },
                                             all_but_media, &argv),
                          -EINVAL);
+        ck_assert_int_eq(confine_bwrap_argv(&(ConfineLayout){ .run_dir = "/r",
+                                                              .self = "/usr/bin/agentic-job",
+                                                              .broker_socket = "/tmp/b/../broker.sock" },
+                                            all_but_media, &argv),
+                         -EINVAL);
         ck_assert_ptr_null(argv);
+}
+END_TEST
+
+/* The key broker's socket: bound read-only at its fixed place, after /run's tmpfs (which it is in) and
+ * before /run is made read-only; absent without a broker. */
+START_TEST(test_argv_broker)
+{
+        char **argv = NULL, **plain = argv_of("/home/sb/agentic-job-run-0123/bridge");
+        int bind, tmpfs, ro;
+
+        ck_assert_int_eq(
+                confine_bwrap_argv(
+                        &(ConfineLayout){ .run_dir = "/home/sb/agentic-job-run-0123",
+                                          .bridge_dir = "/home/sb/agentic-job-run-0123/bridge",
+                                          .self = "/usr/bin/agentic-job",
+                                          .profile = true,
+                                          .broker_socket = "/tmp/agentic-job-broker.x/broker.sock" },
+                        all_but_media, &argv),
+                0);
+        bind = find(argv, "--ro-bind", "/tmp/agentic-job-broker.x/broker.sock");
+        tmpfs = find(argv, "--tmpfs", "/run");
+        ro = find(argv, "--remount-ro", "/run");
+        ck_assert_int_ge(bind, 0);
+        ck_assert_str_eq(argv[bind + 2], CONFINE_BROKER_SOCKET);
+        ck_assert_int_lt(tmpfs, bind);
+        ck_assert_int_lt(bind, ro);
+        ck_assert_int_eq(find(plain, "--ro-bind", "/tmp/agentic-job-broker.x/broker.sock"), -1);
+        for (char **a = plain; *a; a++)
+                ck_assert_str_ne(*a, CONFINE_BROKER_SOCKET);
+        argv_free(argv);
+        argv_free(plain);
 }
 END_TEST
 
@@ -370,6 +406,7 @@ static Suite *confine_suite(void)
         tcase_add_test(t, test_argv_shape);
         tcase_add_test(t, test_argv_no_bridge);
         tcase_add_test(t, test_argv_refused);
+        tcase_add_test(t, test_argv_broker);
         suite_add_tcase(s, t);
         t = tcase_create("seccomp");
         tcase_add_test(t, test_seccomp_refusals);

@@ -93,6 +93,12 @@ START_TEST(test_claude)
         ck_assert_str_eq(json_string_value(json_object_get(j, "apiKeyHelper")), "/bin/cat /h/r/token/token");
         ck_assert(json_is_false(json_object_get(json_object_get(j, "sandbox"), "enabled")));
         json_decref(j);
+        /* Its API, for the key broker; the agent pointed at wherever ${API_URL} is. */
+        ck_assert_str_eq(p->api_base, "https://api.anthropic.com");
+        ck_assert_str_eq(p->api_header, "x-api-key");
+        ck_assert_str_eq(p->api_paths[0], "/v1/");
+        ck_assert_ptr_null(p->api_paths[1]);
+        ck_assert(has(p->env, "ANTHROPIC_BASE_URL=${API_URL}"));
 }
 END_TEST
 
@@ -108,6 +114,9 @@ START_TEST(test_codex)
         ck_assert_str_eq(files, "/h/r/home/.codex/auth.json");
         ck_assert(has(p->env, "CODEX_HOME=${HOME}/.codex"));
         ck_assert_int_eq(p->token, PROFILE_TOKEN_REQUIRED);
+        ck_assert_str_eq(p->api_base, "https://api.openai.com");
+        ck_assert_str_eq(p->api_header, "authorization");
+        ck_assert(has(p->env, "OPENAI_BASE_URL=${API_URL}/v1"));
 }
 END_TEST
 
@@ -130,6 +139,28 @@ static const struct {
         { "description = \"d\"\n[json]\n\"../x\" = { a = 1 }\n", "not a plain file name" },
         { "description = \"d\"\n[json]\n\"x\" = 1\n", "each file is a table" },
         { "description = \"d\"\n[json.\"s.json\"]\nk = \"${TOKEN}\"\n", "names a variable other than" },
+        { "description = \"d\"\n[env]\nU = \"${API_URL}\"\n", "${API_URL} needs an [api] table" },
+        { "description = \"d\"\napi = 1\n", "api: expected a table" },
+        { "description = \"d\"\ntoken = \"required\"\n[api]\nbase = \"https://a.example\"\n",
+          "needs base, header and paths" },
+#define API_WITH(base, header, paths)                                                                       \
+        "description = \"d\"\ntoken = \"required\"\n[api]\nbase = \"" base "\"\nheader = \"" header         \
+        "\"\npaths = [" paths "]\n"
+        { API_WITH("http://a.example", "x-api-key", "\"/v1/\""), "is not an https origin" },
+        { API_WITH("https://a.example/v1", "x-api-key", "\"/v1/\""), "is not an https origin" },
+        { API_WITH("https://u@a.example", "x-api-key", "\"/v1/\""), "is not an https origin" },
+        { API_WITH("https://", "x-api-key", "\"/v1/\""), "is not an https origin" },
+        { API_WITH("https://a.example", "cookie", "\"/v1/\""),
+          "the broker knows x-api-key and authorization" },
+        { API_WITH("https://a.example", "x-api-key", "\"v1/\""), "is not an absolute path" },
+        { API_WITH("https://a.example", "x-api-key", "\"/v1/../\""), "is not a plain path prefix" },
+        { API_WITH("https://a.example", "x-api-key", "\"/v1/%2e\""), "is not a plain path prefix" },
+        { API_WITH("https://a.example", "x-api-key", ""), "needs base, header and paths" },
+        { "description = \"d\"\n[api]\nbase = \"https://a.example\"\nheader = \"x-api-key\"\npaths = "
+          "[\"/v1/\"]\n",
+          "api needs token" },
+        { "description = \"d\"\ntoken = \"required\"\n[api]\nbase = \"https://a.example\"\nport = 1\n",
+          "api: unknown key \"port\"" },
 };
 
 START_TEST(test_refusals)
