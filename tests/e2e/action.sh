@@ -337,7 +337,9 @@ helper=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["apiKey
 key=$(/bin/sh -c "$helper")
 mkdir -p out
 # The key by its hash: an output that held the key itself would be refused (run exports no secret).
-printf '%s\n' "key-sha256: $(printf '%s' "$key" | sha256sum | cut -d' ' -f1)" "argv: $*" "task: $(cat)" >out/record.txt
+[[ $key =~ ^ajb-[0-9a-f]{48}$ ]] && placeholder=yes || placeholder=no
+printf '%s\n' "key-sha256: $(printf '%s' "$key" | sha256sum | cut -d' ' -f1)" "key-placeholder: $placeholder" \
+        "argv: $*" "task: $(cat)" >out/record.txt
 printf '# Review\n\nLooks fine.\n' >review.md
 echo "stand-in claude: ready"
 for _ in $(seq 300); do [ -e out/go ] && break; sleep 0.1; done
@@ -384,8 +386,12 @@ expect_eq "run: output summary" "$OUT/summary.json" "$(state run '["outputs"]["s
 expect_eq "run: review.md exported" "# Review
 
 Looks fine." "$(cat "$OUT/workspace/review.md" 2>&1)"
-expect_eq "run: the key reached the agent through its file" "key-sha256: $(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)" \
+# Confined, with the proxy, the claude profile's key stays with the key broker: the file holds a placeholder.
+expect_eq "run: what reached the agent through its file is the run's placeholder" "key-placeholder: yes" \
+        "$(grep '^key-placeholder: ' "$OUT/workspace/out/record.txt" 2>&1)"
+expect_lacks "... not the key" "key-sha256: $(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)" \
         "$(grep '^key-sha256: ' "$OUT/workspace/out/record.txt" 2>&1)"
+expect_contains "... as the summary says" '"token": "broker"' "$(cat "$OUT/summary.json" 2>&1)"
 expect_contains "run: the words of args, one each" "argv: --bare -p " "$(grep '^argv: ' "$OUT/workspace/out/record.txt" 2>&1)"
 expect_contains "... after the profile's" " --max-turns 3" "$(grep '^argv: ' "$OUT/workspace/out/record.txt" 2>&1)"
 expect_eq "run: the task on the agent's standard input" "task: Review the change." "$(grep '^task: ' "$OUT/workspace/out/record.txt" 2>&1)"

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
                         __builtin_trap();                                                                   \
         } while (0)
 
-static const ProfileVars vars = { "/h", "/t", "/w", "/k", "/f", "/p" };
+static const ProfileVars vars = { "/h", "/t", "/w", "/k", "/f", "/p", "http://127.0.0.1:3129" };
 
 static void check_words(char *const *words)
 {

@@ -248,6 +248,41 @@ START_TEST(test_exact)
 }
 END_TEST
 
+/* The key's way and, with the broker, its requests: in both summaries; none where the broker said
+ * nothing. */
+START_TEST(test_key_way)
+{
+        Summary s = { .plan = &plan,
+                      .result = "succeeded",
+                      .confine = "bubblewrap",
+                      .profile = "claude",
+                      .token = "broker",
+                      .broker_reported = true,
+                      .api_forwarded = 7,
+                      .api_refused = 2 };
+        _cleanup_free_ char *md = markdown_of(&s), *json = json_of(&s), *md_file = NULL, *json_file = NULL;
+        Summary f = {
+                .plan = &plan, .result = "succeeded", .confine = "none", .profile = "claude", .token = "file"
+        };
+
+        ck_assert_msg(strstr(md, "| run token | from standard input, held by the key broker; the agent had "
+                                 "a placeholder |"),
+                      "%s", md);
+        ck_assert_msg(strstr(md, "| model API requests | 7 forwarded with the key, 2 refused |"), "%s", md);
+        ck_assert_msg(strstr(json, "\"token\": \"broker\""), "%s", json);
+        ck_assert_msg(strstr(json, "\"api-requests\": {\n    \"forwarded\": 7,\n    \"refused\": 2\n  }"),
+                      "%s", json);
+        md_file = markdown_of(&f);
+        json_file = json_of(&f);
+        ck_assert_msg(strstr(md_file, "| run token | from standard input, to the agent in a 0600 file |"),
+                      "%s", md_file);
+        ck_assert_msg(!strstr(md_file, "model API requests"), "%s", md_file);
+        ck_assert_msg(strstr(json_file, "\"api-requests\": null"), "%s", json_file);
+        summary_done(&s);
+        summary_done(&f);
+}
+END_TEST
+
 /* A summary that cannot be written whole is not there at all (summary.md cannot be made: summary.json,
  * made first, goes too), and the step summary's failure (a full disk: /dev/full) is its own. */
 START_TEST(test_write_failure)
@@ -321,6 +356,7 @@ static Suite *summary_suite(void)
 
         tcase_add_loop_test(t, test_hostile_fields, 0, (int)ELEMENTSOF(hostile));
         tcase_add_test(t, test_exact);
+        tcase_add_test(t, test_key_way);
         tcase_add_test(t, test_write_failure);
         tcase_add_test(t, test_secrets_redacted);
         suite_add_tcase(s, t);
