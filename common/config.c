@@ -824,6 +824,12 @@ static int parse_max_files(AjError *e, const Field *f, State *s)
         return parse_bounded(e, f, 1, RUN_FILES_MAX, &s->config->run_max_files);
 }
 
+/* The broker's bound: a run's requests of a model API (agentic-job-profiles(5), THE KEY BROKER). */
+static int parse_max_requests(AjError *e, const Field *f, State *s)
+{
+        return parse_bounded(e, f, 1, RUN_REQUESTS_MAX, &s->config->run_max_requests);
+}
+
 static int parse_clone_max_bytes(AjError *e, const Field *f, State *s)
 {
         return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_clone_max_bytes);
@@ -953,6 +959,7 @@ static const KeyDef run_keys[] = {
         { "max-file-bytes", parse_max_file_bytes },
         { "max-total-bytes", parse_max_total_bytes },
         { "max-files", parse_max_files },
+        { "max-requests", parse_max_requests },
         { "confine", parse_run_confine },
         { "profile", parse_run_profile },
         { "clone-max-bytes", parse_clone_max_bytes },

@@ -41,6 +41,7 @@ typedef struct Summary {
                                      token) */
         bool broker_reported;     /* the broker said what it did */
         unsigned api_forwarded, api_refused; /* the broker's requests: forwarded with the key, refused */
+        unsigned api_over, api_max;          /* of the refused, over [run] max-requests (api_max; 0: none) */
         char commit[41], base_commit[41];
         bool fetched_by_id;
         unsigned trusted_replaced, trusted_removed;

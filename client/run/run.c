@@ -55,7 +55,7 @@
 #define RUN_EXIT_OK      0
 #define RUN_EXIT_FAILED  1 /* the agent failed, or the run was cancelled */
 #define RUN_EXIT_CLEANUP 2 /* usage, or the cleanup failed */
-#define RUN_EXIT_LIMIT   3 /* an export limit was hit */
+#define RUN_EXIT_LIMIT   3 /* an export limit or [run] max-requests was hit */
 #define RUN_EXIT_NOT_RUN 4 /* never started: safe to retry */
 #define RUN_EXIT_TIMEOUT 124
 #define CLONE_LINE_MAX   512
@@ -1044,7 +1044,8 @@ static int broker_up(Run *run, char *detail, size_t size)
                              .placeholder = run->placeholder,
                              .proxy = EGRESS_PROXY_URL,
                              .ca_file = EGRESS_CA_BUNDLE,
-                             .paths = run->profile->api_paths };
+                             .paths = run->profile->api_paths,
+                             .max_requests = (unsigned)run->config->run_max_requests };
         int r;
 
         strcpy(run->broker_dir, "/tmp/agentic-job-broker.XXXXXX");
@@ -1079,6 +1080,8 @@ static void broker_down(Run *run)
                 run->summary.broker_reported = true;
                 run->summary.api_forwarded = report.forwarded;
                 run->summary.api_refused = report.refused + report.over;
+                run->summary.api_over = report.over;
+                run->summary.api_max = (unsigned)run->config->run_max_requests;
         }
         if (run->broker_dir[0]) {
                 (void)unlink(run->broker_socket);
@@ -1142,7 +1145,15 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
         r = pump_entered(&pump, &e, &end);
         entered_done(&e);
         broker_down(run);
-        return agent_outcome(run, "agent", &pump, r, end, &out, t0);
+        r = agent_outcome(run, "agent", &pump, r, end, &out, t0);
+        /* The agent hit [run] max-requests: that is how the run ended, whatever the agent made of the
+         * refusal (an agent may well exit 0 or 1 after it). */
+        if (run->summary.api_over && (r == RUN_EXIT_OK || r == RUN_EXIT_FAILED)) {
+                say("agent: [run] max-requests (%u) reached: the key broker refused %u more request%s",
+                    run->summary.api_max, run->summary.api_over, run->summary.api_over == 1 ? "" : "s");
+                r = RUN_EXIT_LIMIT;
+        }
+        return r;
 }
 
 /* ---- clone and agent in one enter ---- */

@@ -397,8 +397,8 @@ expect_eq "... three events streamed" 3 "$(grep -c '^event: ' "$R")"
 expect_eq "... the first reached the agent before the API sent the third" yes \
         "$(python3 -c 'import sys; print("yes" if float(sys.argv[1]) < float(sys.argv[2]) else "no: " + sys.argv[1] + " >= " + sys.argv[2])' "${first_seen:-9e99}" "${last_sent:-0}")"
 expect_contains "summary.json: the key's way" '"token": "broker"' "$(cat "$OUT/summary.json" 2>&1)"
-expect_eq "summary.json: the broker's requests" '{"forwarded": 2, "refused": 4}' \
-        "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"]))' "$OUT/summary.json" 2>&1)"
+expect_eq "summary.json: the broker's requests" '{"forwarded": 2, "max-requests": null, "over-max-requests": 0, "refused": 4}' \
+        "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
 expect_contains "summary.md: says so" "held by the key broker; the agent had a placeholder" "$(cat "$OUT/summary.md" 2>&1)"
 expect_contains "the egress log: the broker's request, decided by the proxy" \
         '"method":"POST","host":"upload.fake.test","path":"/upload/v1/messages","decision":"allow"' \
@@ -406,6 +406,27 @@ expect_contains "the egress log: the broker's request, decided by the proxy" \
 no_token_in "the broker's run: the job's log, --out whole" "$work/run.out" "$work/run.err" $(find "$OUT" -type f)
 expect_eq "... no broker directory left" 0 "$(find /tmp -maxdepth 1 -name 'agentic-job-broker.*' | wc -l)"
 expect_eq "... no process of the runner's left (the broker ended with the run)" 0 "$(pgrep -u "$RUNNER" | wc -l)"
+# [run] max-requests = 1: the first request goes through, the stream is refused (429, naming the bound) and
+# never reaches the API; the run ends limit-hit (3), its outputs exported.
+printf '\n[run]\nmax-requests = 1\n' >>/etc/agentic-job/config.toml
+before=$(api_arrived | wc -l)
+OUT=$RUNNER_HOME/broker-limit
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+expect_eq "max-requests = 1: status 3 (limit-hit)" 3 "$status"
+[ "$status" = 3 ] || show
+R=$OUT/workspace/out/api.txt
+expect_eq "... the first request went through" 200 "$(rec messages)"
+expect_eq "... the stream after it: no event" 0 "$(grep -c '^event: ' "$R" 2>/dev/null)"
+expect_eq "... the rest refused by the broker as before" "401 404" "$(rec wrong-placeholder) $(rec other-path)"
+expect_eq "... at the API: the first request only (and the direct one, which the broker never saw)" \
+        "/upload/v1/messages
+/upload/v1/direct" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
+expect_contains "... the run says why" "[run] max-requests (1) reached: the key broker refused" "$(cat "$work/run.err")"
+expect_contains "... summary.json: limit-hit" '"result": "limit-hit"' "$(cat "$OUT/summary.json" 2>&1)"
+expect_eq "... and the broker's count" '{"forwarded": 1, "max-requests": 1, "over-max-requests": 1, "refused": 5}' \
+        "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
+expect_eq "... its outputs exported all the same" yes "$(rec placeholder)"
 cp -p "$work/policy.orig" "$POLICY"
 { "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
 

@@ -64,6 +64,7 @@ static void assert_defaults(const Config *c)
         ck_assert_uint_eq(c->run_max_file_bytes, 16ULL << 20);
         ck_assert_uint_eq(c->run_max_total_bytes, 64ULL << 20);
         ck_assert_uint_eq(c->run_max_files, 100);
+        ck_assert_uint_eq(c->run_max_requests, 0);
         ck_assert_uint_eq(c->run_clone_max_bytes, 4ULL << 30);
         ck_assert_uint_eq(c->run_clone_max_object_bytes, 256ULL << 20);
         ck_assert_uint_eq(c->run_clone_max_files, 1000000);
@@ -95,6 +96,7 @@ START_TEST(test_run_table)
                                                      "max-file-bytes = 1\n"
                                                      "max-total-bytes = 1099511627776\n"
                                                      "max-files = 100000\n"
+                                                     "max-requests = 1000000\n"
                                                      "confine = \"none\"\n"
                                                      "profile = \"claude\"\n"
                                                      "clone-max-bytes = 1\n"
@@ -114,6 +116,7 @@ START_TEST(test_run_table)
         ck_assert_uint_eq(c->run_max_file_bytes, 1);
         ck_assert_uint_eq(c->run_max_total_bytes, 1ULL << 40);
         ck_assert_uint_eq(c->run_max_files, 100000);
+        ck_assert_uint_eq(c->run_max_requests, 1000000);
         ck_assert_int_eq(c->run_confine, RUN_CONFINE_NONE);
         ck_assert_str_eq(run_confine_name(c->run_confine), "none");
         ck_assert_str_eq(c->run_profile, "claude");
@@ -624,6 +627,8 @@ static const Refusal refusals[] = {
         { "[run]\ntimeout = \"60\"\n", 2, 11, "[run] timeout" },
         { "[run]\nmax-file-bytes = 1099511627777\n", 2, 18, "is out of range (1 to 1099511627776)" },
         { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },
+        { "[run]\nmax-requests = 0\n", 2, 16, "is out of range (1 to 1000000)" },
+        { "[run]\nmax-requests = 1000001\n", 2, 16, "is out of range (1 to 1000000)" },
         { "[run]\nclone-max-bytes = 0\n", 2, 19,
           "[run] clone-max-bytes: 0 is out of range (1 to 1099511627776)" },
         { "[run]\nclone-max-object-bytes = 1099511627777\n", 2, 26, "is out of range (1 to 1099511627776)" },

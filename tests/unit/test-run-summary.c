@@ -259,7 +259,9 @@ START_TEST(test_key_way)
                       .token = "broker",
                       .broker_reported = true,
                       .api_forwarded = 7,
-                      .api_refused = 2 };
+                      .api_refused = 2,
+                      .api_over = 1,
+                      .api_max = 7 };
         _cleanup_free_ char *md = markdown_of(&s), *json = json_of(&s), *md_file = NULL, *json_file = NULL;
         Summary f = {
                 .plan = &plan, .result = "succeeded", .confine = "none", .profile = "claude", .token = "file"
@@ -268,9 +270,12 @@ START_TEST(test_key_way)
         ck_assert_msg(strstr(md, "| run token | from standard input, held by the key broker; the agent had "
                                  "a placeholder |"),
                       "%s", md);
-        ck_assert_msg(strstr(md, "| model API requests | 7 forwarded with the key, 2 refused |"), "%s", md);
+        ck_assert_msg(strstr(md, "| model API requests | 7 forwarded with the key, 2 refused (1 over "
+                                 "max-requests, 7) |"),
+                      "%s", md);
         ck_assert_msg(strstr(json, "\"token\": \"broker\""), "%s", json);
-        ck_assert_msg(strstr(json, "\"api-requests\": {\n    \"forwarded\": 7,\n    \"refused\": 2\n  }"),
+        ck_assert_msg(strstr(json, "\"api-requests\": {\n    \"forwarded\": 7,\n    \"max-requests\": 7,\n  "
+                                   "  \"over-max-requests\": 1,\n    \"refused\": 2\n  }"),
                       "%s", json);
         md_file = markdown_of(&f);
         json_file = json_of(&f);
