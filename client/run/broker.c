@@ -369,6 +369,8 @@ static int upstream_start(Request *q, struct MHD_Connection *c, const char *meth
             /* An answer that streams may pause between events; one silent for ten minutes is dead. */
             curl_easy_setopt(q->easy, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK ||
             curl_easy_setopt(q->easy, CURLOPT_LOW_SPEED_TIME, 600L) != CURLE_OK ||
+            /* Large reads upstream and large writes to the agent: a long answer moves in few steps. */
+            curl_easy_setopt(q->easy, CURLOPT_BUFFERSIZE, (long)BROKER_PIECE_MAX) != CURLE_OK ||
             curl_easy_setopt(q->easy, CURLOPT_HEADERFUNCTION, upstream_header) != CURLE_OK ||
             curl_easy_setopt(q->easy, CURLOPT_HEADERDATA, q) != CURLE_OK ||
             curl_easy_setopt(q->easy, CURLOPT_WRITEFUNCTION, upstream_body) != CURLE_OK ||
@@ -425,7 +427,7 @@ static enum MHD_Result answer_upstream(Request *q, struct MHD_Connection *c, con
         if (!q->headers_done)
                 return answer_refusal(c, MHD_HTTP_BAD_GATEWAY,
                                       "the API could not be reached through the egress proxy");
-        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, answer_read, q, NULL);
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 65536, answer_read, q, NULL);
         if (!r)
                 return MHD_NO;
         for (size_t i = 0; i < q->n_headers_in; i++) {

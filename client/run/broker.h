@@ -20,6 +20,8 @@
 #define BROKER_CONNECTIONS_MAX 64
 /* An answer buffered towards a slow agent before upstream is paused. */
 #define BROKER_BUFFER_MAX (4u << 20)
+/* The most moved in one step, either way. */
+#define BROKER_PIECE_MAX (256u << 10)
 
 typedef struct BrokerSettings {
         const char *upstream;    /* the API's origin: "https://api.anthropic.com" (scheme://host[:port]) */
