@@ -369,7 +369,7 @@ static int upstream_start(Request *q, struct MHD_Connection *c, const char *meth
             /* An answer that streams may pause between events; one silent for ten minutes is dead. */
             curl_easy_setopt(q->easy, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK ||
             curl_easy_setopt(q->easy, CURLOPT_LOW_SPEED_TIME, 600L) != CURLE_OK ||
-            /* Large reads upstream and large writes to the agent: a long answer moves in few steps. */
+            /* Large reads upstream: a long answer moves in few steps. */
             curl_easy_setopt(q->easy, CURLOPT_BUFFERSIZE, (long)BROKER_PIECE_MAX) != CURLE_OK ||
             curl_easy_setopt(q->easy, CURLOPT_HEADERFUNCTION, upstream_header) != CURLE_OK ||
             curl_easy_setopt(q->easy, CURLOPT_HEADERDATA, q) != CURLE_OK ||

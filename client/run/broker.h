@@ -20,7 +20,7 @@
 #define BROKER_CONNECTIONS_MAX 64
 /* An answer buffered towards a slow agent before upstream is paused. */
 #define BROKER_BUFFER_MAX (4u << 20)
-/* The most moved in one step, either way. */
+/* The most read from upstream in one step (the agent is written 64 KiB at a time). */
 #define BROKER_PIECE_MAX (256u << 10)
 
 typedef struct BrokerSettings {
