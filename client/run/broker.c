@@ -30,6 +30,7 @@ typedef struct BrokerState {
         char *key_line; /* "x-api-key: KEY": the header upstream gets, locked in memory */
         size_t key_line_size;
         atomic_uint forwarded, refused, over;
+        atomic_size_t bodies; /* bytes of request bodies held now, at most BROKER_BODIES_MAX */
 } BrokerState;
 
 /* One request of the agent's, from its first line to its last byte of answer. */
@@ -40,7 +41,7 @@ typedef struct Request {
         unsigned status_refused; /* non-zero: answer this refusal once the body is in */
         const char *why;
         char *body;
-        size_t body_size;
+        size_t body_size, body_cap;
         /* the upstream transfer */
         CURL *easy;
         CURLM *multi;
@@ -195,6 +196,7 @@ static void request_free(Request *q)
         if (q->multi)
                 (void)curl_multi_cleanup(q->multi);
         curl_slist_free_all(q->headers_out);
+        atomic_fetch_sub(&q->b->bodies, q->body_size);
         for (size_t i = 0; i < q->n_headers_in; i++)
                 free(q->headers_in[i]);
         free(q->headers_in);
@@ -473,12 +475,30 @@ static enum MHD_Result request_step(void *cls, struct MHD_Connection *c, const c
                 if (!q->status_refused && q->body_size + *upload_data_size > BROKER_BODY_MAX)
                         q->status_refused = MHD_HTTP_CONTENT_TOO_LARGE,
                         q->why = "the request body is too large";
-                if (!q->status_refused) {
-                        char *grown = realloc(q->body, q->body_size + *upload_data_size);
+                /* Counted before it is held: two requests cannot both pass the bound. */
+                if (!q->status_refused &&
+                    atomic_fetch_add(&b->bodies, *upload_data_size) + *upload_data_size >
+                            BROKER_BODIES_MAX) {
+                        atomic_fetch_sub(&b->bodies, *upload_data_size);
+                        q->status_refused = MHD_HTTP_SERVICE_UNAVAILABLE,
+                        q->why = "the broker holds too many request bodies at once";
+                }
+                if (!q->status_refused && q->body_size + *upload_data_size > q->body_cap) {
+                        /* Doubled as it grows: a body of many pieces is not copied once per piece. */
+                        size_t cap = q->body_cap ? q->body_cap : 64 * 1024;
+                        char *grown;
 
-                        if (!grown)
+                        while (cap < q->body_size + *upload_data_size)
+                                cap *= 2;
+                        grown = realloc(q->body, cap);
+                        if (!grown) {
+                                atomic_fetch_sub(&b->bodies, *upload_data_size);
                                 return MHD_NO;
+                        }
                         q->body = grown;
+                        q->body_cap = cap;
+                }
+                if (!q->status_refused) {
                         memcpy(q->body + q->body_size, upload_data, *upload_data_size);
                         q->body_size += *upload_data_size;
                 }
@@ -515,6 +535,16 @@ static _noreturn_ void broker_main(const BrokerSettings *s, int listen_fd, int r
         int sig, n;
 
         (void)prctl(PR_SET_DUMPABLE, 0);
+        /* Under memory pressure the broker goes before the runner's own processes (the sandbox's, at
+         * 1000, before it): a run may fail, the runner must not. */
+        {
+                int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        (void)write_all(fd, "500", 3);
+                        (void)close(fd);
+                }
+        }
         if (asprintf(&b.key_line, "%s: %s%s",
                      strcasecmp(s->key_header, "authorization") == 0 ? "Authorization" : s->key_header,
                      strcasecmp(s->key_header, "authorization") == 0 ? "Bearer " : "", s->key) < 0)

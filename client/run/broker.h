@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The largest request body the broker takes (a model request with a long context is a few MiB). */
-#define BROKER_BODY_MAX (32u << 20)
+/* The largest request body the broker takes (a model request with a long context is a few MiB), and the
+ * most all bodies being read hold together: the agent cannot make the runner's side hold more. */
+#define BROKER_BODY_MAX   (32u << 20)
+#define BROKER_BODIES_MAX (96u << 20)
 /* The most connections served at once; more wait in the listen queue. */
 #define BROKER_CONNECTIONS_MAX 64
 /* An answer buffered towards a slow agent before upstream is paused. */

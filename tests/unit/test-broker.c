@@ -456,6 +456,67 @@ START_TEST(test_upstream_unreachable)
 }
 END_TEST
 
+/* Writes size bytes of 'x' to fd. */
+static void write_body(int fd, size_t size)
+{
+        static char chunk[1 << 16];
+
+        memset(chunk, 'x', sizeof(chunk));
+        while (size > 0) {
+                size_t n = size < sizeof(chunk) ? size : sizeof(chunk);
+                ssize_t w = write(fd, chunk, n);
+
+                ck_assert_int_gt(w, 0);
+                size -= (size_t)w;
+        }
+}
+
+/* A body over BROKER_BODY_MAX is refused (413); bodies that would together hold more than
+ * BROKER_BODIES_MAX at once are refused past the bound (503): the agent cannot make the runner's side hold
+ * what it likes. Neither reaches the API. */
+START_TEST(test_body_bounds)
+{
+        const size_t each = 29u << 20;
+        char head[512], answer[4096];
+        int fds[4], n_ok = 0, n_busy = 0;
+        Harness h;
+
+        harness_start(&h, "x-api-key", 0);
+        fds[0] = client_connect(&h);
+        (void)snprintf(head, sizeof(head),
+                       "POST /v1/messages HTTP/1.0\r\nx-api-key: " PLACEHOLDER
+                       "\r\nContent-Length: %u\r\n\r\n",
+                       BROKER_BODY_MAX + 1);
+        ck_assert_int_eq(write(fds[0], head, strlen(head)), (ssize_t)strlen(head));
+        write_body(fds[0], BROKER_BODY_MAX + 1);
+        client_read(fds[0], answer, sizeof(answer), NULL);
+        ck_assert_msg(strstr(answer, " 413 ") && strstr(answer, "too large"), "%s", answer);
+        close(fds[0]);
+
+        /* Four bodies held at once, each but its last byte sent: 116 MiB, over the 96 MiB bound. */
+        (void)snprintf(head, sizeof(head),
+                       "POST /v1/messages HTTP/1.0\r\nx-api-key: " PLACEHOLDER
+                       "\r\nContent-Length: %zu\r\n\r\n",
+                       each);
+        for (int i = 0; i < 4; i++) {
+                fds[i] = client_connect(&h);
+                ck_assert_int_eq(write(fds[i], head, strlen(head)), (ssize_t)strlen(head));
+                write_body(fds[i], each - 1);
+        }
+        for (int i = 0; i < 4; i++) {
+                write_body(fds[i], 1);
+                client_read(fds[i], answer, sizeof(answer), NULL);
+                n_ok += strstr(answer, " 200 ") != NULL;
+                n_busy += strstr(answer, " 503 ") && strstr(answer, "too many request bodies");
+                close(fds[i]);
+        }
+        ck_assert_int_eq(n_ok, 3);
+        ck_assert_int_eq(n_busy, 1);
+        ck_assert_int_eq(atomic_load(&h.api.requests), 3);
+        (void)harness_stop(&h);
+}
+END_TEST
+
 static Suite *broker_suite(void)
 {
         Suite *s = suite_create("broker");
@@ -473,6 +534,7 @@ static Suite *broker_suite(void)
         tcase_add_test(t, test_streams_as_it_comes);
         tcase_add_test(t, test_max_requests);
         tcase_add_test(t, test_upstream_unreachable);
+        tcase_add_test(t, test_body_bounds);
         suite_add_tcase(s, t);
         return s;
 }
