@@ -355,6 +355,14 @@ echo "other-path: $(code /dev/null -H "x-api-key: $key" -d '{}' "$AJT_API_URL/up
 echo "dot-segments: $(code /dev/null --path-as-is -H "x-api-key: $key" -d '{}' "$AJT_API_URL/upload/v1/../other")" >>"$r"
 # Past the broker, straight to the API through the proxy: what arrives there is the placeholder.
 echo "direct: $(code /dev/null -H "x-api-key: $key" -d '{}' https://upload.fake.test/upload/v1/direct)" >>"$r"
+# The key by its shape (the test's keys are sk-ajt- and 32 hexadecimal digits) wherever this agent can
+# read: every process's command line and environment, every file of the places a key could be left.
+found=$({
+        for p in /proc/[0-9]*; do cat "$p/cmdline" "$p/environ"; done
+        find /etc /var /opt /tmp /run "${HOME%/home}" -xdev -type f -size -4M -readable -print0 |
+                xargs -0 -r grep -ahoE 'sk-ajt-[0-9a-f]{32}'
+} 2>/dev/null | grep -aoE 'sk-ajt-[0-9a-f]{32}' | sort -u | wc -l)
+echo "key-shapes-found: $found" >>"$r"
 echo '{"type":"result","subtype":"success"}'
 EOT
 chmod 0755 /usr/local/bin/ajt-api-agent
@@ -406,6 +414,20 @@ expect_contains "the egress log: the broker's request, decided by the proxy" \
 no_token_in "the broker's run: the job's log, --out whole" "$work/run.out" "$work/run.err" $(find "$OUT" -type f)
 expect_eq "... no broker directory left" 0 "$(find /tmp -maxdepth 1 -name 'agentic-job-broker.*' | wc -l)"
 expect_eq "... no process of the runner's left (the broker ended with the run)" 0 "$(pgrep -u "$RUNNER" | wc -l)"
+expect_eq "... the agent, searching every process and file it can read for the key's shape, found none" 0 \
+        "$(rec key-shapes-found)"
+# The control: the same agent without the confinement, where the broker is off and the key is in its
+# file: the same search finds it.
+printf '\n[run]\nconfine = "none"\n' >>/etc/agentic-job/config.toml
+OUT=$RUNNER_HOME/broker-control
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+R=$OUT/workspace/out/api.txt
+expect_eq "control, confine = none: status 0" 0 "$status"
+[ "$status" = 0 ] || show
+expect_contains "... the key in its file, as the summary says" '"token": "file"' "$(cat "$OUT/summary.json" 2>&1)"
+expect_eq "... the agent talked to the API itself" "https://upload.fake.test" "$(rec url)"
+expect_eq "... and the same search found the key" 1 "$(rec key-shapes-found)"
 # [run] max-requests = 1: the first request goes through, the stream is refused (429, naming the bound) and
 # never reaches the API; the run ends limit-hit (3), its outputs exported.
 printf '\n[run]\nmax-requests = 1\n' >>/etc/agentic-job/config.toml
