@@ -105,16 +105,15 @@ typedef struct Config {
                                            relative, plainly spelled, a trailing "/" dropped */
         char **run_env;                 /* env; default []; names of the runner's variables the agent gets */
         unsigned long long run_timeout; /* timeout; seconds of setup and agent together, default 3600 */
-        unsigned long long run_max_file_bytes;  /* max-file-bytes; default 16 MiB */
-        unsigned long long run_max_total_bytes; /* max-total-bytes; default 64 MiB */
-        unsigned long long run_max_files;       /* max-files; default 100 */
-        unsigned long long run_max_requests;    /* max-requests: model API requests the key broker forwards;
-                                                   0 (the default): no bound */
-        RunConfine run_confine;                 /* confine; "bubblewrap" (default) or "none" */
-        char *run_profile;                      /* profile; default "command"; profile_name_valid() */
-        unsigned long long run_clone_max_bytes; /* clone-max-bytes; default 4 GiB */
-        unsigned long long run_clone_max_object_bytes;   /* clone-max-object-bytes; default 256 MiB */
-        unsigned long long run_clone_max_files;          /* clone-max-files; default 1,000,000 */
+        unsigned long long run_max_file_bytes;         /* max-file-bytes; default 16 MiB */
+        unsigned long long run_max_total_bytes;        /* max-total-bytes; default 64 MiB */
+        unsigned long long run_max_files;              /* max-files; default 100 */
+        unsigned long long run_max_requests;           /* max-requests (the key broker's); 0: none */
+        RunConfine run_confine;                        /* confine; "bubblewrap" (default) or "none" */
+        char *run_profile;                             /* profile; default "command"; profile_name_valid() */
+        unsigned long long run_clone_max_bytes;        /* clone-max-bytes; default 4 GiB */
+        unsigned long long run_clone_max_object_bytes; /* clone-max-object-bytes; default 256 MiB */
+        unsigned long long run_clone_max_files;        /* clone-max-files; default 1,000,000 */
         unsigned long long run_clone_max_checkout_bytes; /* clone-max-checkout-bytes; default 8 GiB */
         unsigned long long run_clone_max_memory;         /* clone-max-memory; default 2 GiB */
 } Config;
