@@ -2,6 +2,7 @@
 /* run's key broker: see broker.h. One thread per agent connection (libmicrohttpd's); each request that
  * passes is one libcurl transfer driven from that thread, its answer handed to the agent as it arrives. */
 #include "broker.h"
+#include "broker-usage.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -31,6 +32,7 @@ typedef struct BrokerState {
         size_t key_line_size;
         atomic_uint forwarded, refused, over;
         atomic_size_t bodies; /* bytes of request bodies held now, at most BROKER_BODIES_MAX */
+        _Atomic uint64_t input_tokens, output_tokens; /* what the answers said they used, so far */
 } BrokerState;
 
 /* One request of the agent's, from its first line to its last byte of answer. */
@@ -54,6 +56,7 @@ typedef struct Request {
         CURLcode result;
         char *buf;
         size_t buf_size, buf_start, buf_end;
+        BrokerUsage usage; /* what this answer says it used */
 } Request;
 
 /* Headers that describe one hop, or that the broker sets itself: never passed on either way. */
@@ -294,6 +297,14 @@ static size_t upstream_body(char *data, size_t size, size_t n, void *userdata)
         }
         memcpy(q->buf + q->buf_end, data, len);
         q->buf_end += len;
+        /* Counted as it passes, each increase at once: a run stopped mid-answer has what was said. */
+        {
+                uint64_t in = q->usage.input, out = q->usage.output;
+
+                broker_usage_feed(&q->usage, data, len);
+                atomic_fetch_add(&q->b->input_tokens, q->usage.input - in);
+                atomic_fetch_add(&q->b->output_tokens, q->usage.output - out);
+        }
         return len;
 }
 
@@ -531,7 +542,7 @@ static _noreturn_ void broker_main(const BrokerSettings *s, int listen_fd, int r
         BrokerState b = { .s = s };
         struct MHD_Daemon *d;
         sigset_t term;
-        char report[128];
+        char report[160];
         int sig, n;
 
         (void)prctl(PR_SET_DUMPABLE, 0);
@@ -572,8 +583,10 @@ static _noreturn_ void broker_main(const BrokerSettings *s, int listen_fd, int r
         while (sigwait(&term, &sig) != 0)
                 ;
         explicit_bzero(b.key_line, b.key_line_size);
-        n = snprintf(report, sizeof(report), "forwarded %u refused %u over %u\n", atomic_load(&b.forwarded),
-                     atomic_load(&b.refused), atomic_load(&b.over));
+        n = snprintf(report, sizeof(report), "forwarded %u refused %u over %u input %llu output %llu\n",
+                     atomic_load(&b.forwarded), atomic_load(&b.refused), atomic_load(&b.over),
+                     (unsigned long long)atomic_load(&b.input_tokens),
+                     (unsigned long long)atomic_load(&b.output_tokens));
         (void)write_all(report_fd, report, (size_t)n);
         _exit(0);
 }
@@ -632,29 +645,34 @@ int broker_start(const BrokerSettings *s, int listen_fd, Broker *ret)
 /* "forwarded N refused N over N\n", as broker_main() writes it. */
 static int report_parse(const char *report, BrokerReport *ret)
 {
-        static const char *const names[] = { "forwarded ", " refused ", " over " };
-        unsigned *fields[] = { &ret->forwarded, &ret->refused, &ret->over };
+        static const char *const names[] = { "forwarded ", " refused ", " over ", " input ", " output " };
+        uint64_t v[ELEMENTSOF(names)];
         const char *p = report;
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                uint64_t v;
                 size_t digits;
 
                 if (strncmp(p, names[i], strlen(names[i])) != 0)
                         return -EPROTO;
                 p += strlen(names[i]);
                 digits = strspn(p, "0123456789");
-                if (parse_decimal(p, digits, UINT_MAX, &v) < 0)
+                if (parse_decimal(p, digits, i < 3 ? UINT_MAX : UINT64_MAX, &v[i]) < 0)
                         return -EPROTO;
-                *fields[i] = (unsigned)v;
                 p += digits;
         }
-        return strcmp(p, "\n") == 0 ? 0 : -EPROTO;
+        if (strcmp(p, "\n") != 0)
+                return -EPROTO;
+        *ret = (BrokerReport){ .forwarded = (unsigned)v[0],
+                               .refused = (unsigned)v[1],
+                               .over = (unsigned)v[2],
+                               .input_tokens = v[3],
+                               .output_tokens = v[4] };
+        return 0;
 }
 
 int broker_stop(Broker *b, BrokerReport *ret)
 {
-        char report[128] = { 0 };
+        char report[160] = { 0 };
         size_t got = 0;
         int status;
 

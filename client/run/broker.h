@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The largest request body the broker takes (a model request with a long context is a few MiB), and the
@@ -48,9 +49,10 @@ typedef struct Broker {
 } Broker;
 
 typedef struct BrokerReport {
-        unsigned forwarded; /* requests sent upstream */
-        unsigned refused;   /* requests refused: wrong placeholder, path, method, size */
-        unsigned over;      /* requests refused because max_requests were forwarded */
+        unsigned forwarded;                   /* requests sent upstream */
+        unsigned refused;                     /* requests refused: wrong placeholder, path, method, size */
+        unsigned over;                        /* requests refused because max_requests were forwarded */
+        uint64_t input_tokens, output_tokens; /* what the answers said they used (broker-usage.h) */
 } BrokerReport;
 
 /* Forks the broker, serving connections accepted on listen_fd (a listening stream socket; the caller

@@ -145,10 +145,12 @@ static json_t *summary_json(const Summary *s)
         json_object_set_new(o, "token", json_string(s->token ? s->token : "none"));
         json_object_set_new(o, "api-requests",
                             s->broker_reported
-                                    ? json_pack("{s:i, s:i, s:i, s:o}", "forwarded", (int)s->api_forwarded,
-                                                "refused", (int)s->api_refused, "over-max-requests",
-                                                (int)s->api_over, "max-requests",
-                                                s->api_max ? json_integer(s->api_max) : json_null())
+                                    ? json_pack("{s:i, s:i, s:i, s:o, s:I, s:I}", "forwarded",
+                                                (int)s->api_forwarded, "refused", (int)s->api_refused,
+                                                "over-max-requests", (int)s->api_over, "max-requests",
+                                                s->api_max ? json_integer(s->api_max) : json_null(),
+                                                "input-tokens", (json_int_t)s->api_input_tokens,
+                                                "output-tokens", (json_int_t)s->api_output_tokens)
                                     : json_null());
         json_object_set_new(o, "trusted-paths",
                             json_pack("{s:i, s:i}", "replaced", (int)s->trusted_replaced, "removed",
@@ -239,6 +241,9 @@ static void summary_markdown(const Summary *s, FILE *f)
                         s->api_forwarded, s->api_refused);
         if (s->broker_reported && s->api_over)
                 fprintf(f, " (%u over max-requests, %u)", s->api_over, s->api_max);
+        if (s->broker_reported)
+                fprintf(f, "; the answers said %llu input and %llu output tokens", s->api_input_tokens,
+                        s->api_output_tokens);
         fprintf(f, " |\n\n| phase | outcome | seconds | detail |\n|---|---|---|---|\n");
         for (size_t i = 0; i < s->n_phases; i++) {
                 fprintf(f, "| %s | %s | %.3f | ", s->phases[i].name, s->phases[i].ok ? "ok" : "failed",

@@ -42,6 +42,7 @@ typedef struct Summary {
         bool broker_reported;     /* the broker said what it did */
         unsigned api_forwarded, api_refused; /* the broker's requests: forwarded with the key, refused */
         unsigned api_over, api_max;          /* of the refused, over [run] max-requests (api_max; 0: none) */
+        unsigned long long api_input_tokens, api_output_tokens; /* what the API's answers said they used */
         char commit[41], base_commit[41];
         bool fetched_by_id;
         unsigned trusted_replaced, trusted_removed;

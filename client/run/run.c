@@ -1081,6 +1081,8 @@ static void broker_down(Run *run)
                 run->summary.api_forwarded = report.forwarded;
                 run->summary.api_refused = report.refused + report.over;
                 run->summary.api_over = report.over;
+                run->summary.api_input_tokens = report.input_tokens;
+                run->summary.api_output_tokens = report.output_tokens;
                 run->summary.api_max = (unsigned)run->config->run_max_requests;
         }
         if (run->broker_dir[0]) {

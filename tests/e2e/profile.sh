@@ -405,7 +405,7 @@ expect_eq "... three events streamed" 3 "$(grep -c '^event: ' "$R")"
 expect_eq "... the first reached the agent before the API sent the third" yes \
         "$(python3 -c 'import sys; print("yes" if float(sys.argv[1]) < float(sys.argv[2]) else "no: " + sys.argv[1] + " >= " + sys.argv[2])' "${first_seen:-9e99}" "${last_sent:-0}")"
 expect_contains "summary.json: the key's way" '"token": "broker"' "$(cat "$OUT/summary.json" 2>&1)"
-expect_eq "summary.json: the broker's requests" '{"forwarded": 2, "max-requests": null, "over-max-requests": 0, "refused": 4}' \
+expect_eq "summary.json: the broker's requests, and the tokens the answers said they used (3 + 11 in, 2 + 7 out)" '{"forwarded": 2, "input-tokens": 14, "max-requests": null, "output-tokens": 9, "over-max-requests": 0, "refused": 4}' \
         "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
 expect_contains "summary.md: says so" "held by the key broker; the agent had a placeholder" "$(cat "$OUT/summary.md" 2>&1)"
 expect_contains "the egress log: the broker's request, decided by the proxy" \
@@ -446,7 +446,7 @@ expect_eq "... at the API: the first request only (and the direct one, which the
 /upload/v1/direct" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
 expect_contains "... the run says why" "[run] max-requests (1) reached: the key broker refused" "$(cat "$work/run.err")"
 expect_contains "... summary.json: limit-hit" '"result": "limit-hit"' "$(cat "$OUT/summary.json" 2>&1)"
-expect_eq "... and the broker's count" '{"forwarded": 1, "max-requests": 1, "over-max-requests": 1, "refused": 5}' \
+expect_eq "... and the broker's count" '{"forwarded": 1, "input-tokens": 3, "max-requests": 1, "output-tokens": 2, "over-max-requests": 1, "refused": 5}' \
         "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
 expect_eq "... its outputs exported all the same" yes "$(rec placeholder)"
 cp -p "$work/policy.orig" "$POLICY"

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* The key broker's own checks of what an agent sends (libmicrohttpd parses the rest): the request target
- * and the key header's value, on arbitrary bytes. A target it takes is in the API's prefixes, printable,
- * with no escape, backslash or dot segment in its path; a key it takes is the placeholder exactly. Input:
- * the target, a NUL, the header's value. */
+/* The key broker's own readings (libmicrohttpd parses the rest): the request target and the key header's
+ * value, on arbitrary bytes, and the usage an answer states. A target it takes is in the API's prefixes,
+ * printable, with no escape, backslash or dot segment in its path; a key it takes is the placeholder
+ * exactly. Input: the target, a NUL, the header's value. The whole input is also read as an answer, whole
+ * and then in two pieces cut where its first byte says: the counts are the same either way. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker-usage.h"
 #include "broker.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -66,6 +68,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         s.key_header = "authorization";
         CHECK(broker_key_matches(&s, value) ==
               (strncasecmp(value, "Bearer ", 7) == 0 && strcmp(value + 7, PLACEHOLDER) == 0));
+        {
+                BrokerUsage whole = { 0 }, cut = { 0 };
+                size_t at = size ? data[0] % (size + 1) : 0;
+
+                broker_usage_feed(&whole, (const char *)data, size);
+                broker_usage_feed(&cut, (const char *)data, at);
+                broker_usage_feed(&cut, (const char *)data + at, size - at);
+                CHECK(whole.input == cut.input && whole.output == cut.output);
+        }
         free(buf);
         return 0;
 }

@@ -6,7 +6,8 @@ cloud metadata service. Every request is remembered, and GET /_ajh/requests on a
 so a test can prove that a refused request never arrived; GET /_ajh/bytes/N answers N zero bytes (the
 benchmarks' large reads). A model API's key headers (x-api-key, authorization) are remembered by their
 SHA-256 only, so that no answer hands a key to whoever asked; a path ending in /_ajh/sse answers three
-server-sent events, a second apart, as a streaming model API does. Below /git/ every server is a read-only git
+server-sent events, a second apart, as a streaming model API does; an answer below a /v1/ path states its
+usage as a model API does (input_tokens and output_tokens: 3 and 2, the stream's 11 and 7). Below /git/ every server is a read-only git
 smart-HTTP server (git http-backend, upload-pack only) of the repositories in GIT_ROOT. On 203.0.113.53
 UDP port 53 a resolver answers the fake names with their addresses and every other name with NXDOMAIN;
 each question is remembered as {"server": "dns", "name": ...}, so a test can prove one never arrived.
@@ -127,8 +128,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
+        usage = {1: ', "usage": {"input_tokens": 11, "output_tokens": 1}', 2: "", 3: ', "usage": {"output_tokens": 7}'}
         for n in range(1, 4):
-            self.wfile.write(f"event: part\ndata: {{\"n\": {n}, \"at\": {time.time():.3f}}}\n\n".encode())
+            self.wfile.write(f"event: part\ndata: {{\"n\": {n}, \"at\": {time.time():.3f}{usage[n]}}}\n\n".encode())
             self.wfile.flush()
             if n < 3:
                 time.sleep(1)
@@ -146,6 +148,9 @@ class Handler(BaseHTTPRequestHandler):
             "path": self.path,
             "body_bytes": len(body),
         }
+        if "/v1/" in self.path:
+            # As a model API's answer states what it used (the key broker counts it).
+            record["usage"] = {"input_tokens": 3, "output_tokens": 2}
         for header in ("x-api-key", "authorization"):
             value = self.headers.get(header)
             if value is not None:

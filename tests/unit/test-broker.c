@@ -20,6 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "broker-usage.h"
 #include "broker.h"
 #include "macro.h"
 
@@ -106,6 +107,52 @@ START_TEST(test_target_allowed)
                 ck_assert_msg(broker_target_allowed(&s, good[i]), "%s refused", good[i]);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 ck_assert_msg(!broker_target_allowed(&s, bad[i]), "%s taken", bad[i]);
+}
+END_TEST
+
+/* ---- what the answers say they used ---- */
+
+static BrokerUsage usage_in_pieces(const char *text, size_t cut)
+{
+        BrokerUsage u = { 0 };
+
+        broker_usage_feed(&u, text, cut);
+        broker_usage_feed(&u, text + cut, strlen(text) - cut);
+        return u;
+}
+
+START_TEST(test_usage)
+{
+        static const char anthropic[] =
+                "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
+                "{\"input_tokens\":25,\"cache_read_input_tokens\":4000,\"output_tokens\":1}}}\n\n"
+                "event: content_block_delta\ndata: {\"delta\":{\"text\":\"say \\\"output_tokens\\\": 99999 "
+                "and \\\"input_tokens\\\":88888\"}}\n\n"
+                "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\": "
+                "1234}}\n\n";
+        static const char openai[] =
+                "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":12}}\n";
+        BrokerUsage u;
+
+        /* Cut anywhere, the same counts: a number split in two is read whole across the cut. */
+        for (size_t cut = 0; cut <= strlen(anthropic); cut++) {
+                u = usage_in_pieces(anthropic, cut);
+                ck_assert_msg(u.input == 25 && u.output == 1234, "cut at %zu: %llu %llu", cut,
+                              (unsigned long long)u.input, (unsigned long long)u.output);
+        }
+        /* A byte at a time. */
+        u = (BrokerUsage){ 0 };
+        for (size_t i = 0; anthropic[i]; i++)
+                broker_usage_feed(&u, anthropic + i, 1);
+        ck_assert_uint_eq(u.input, 25);
+        ck_assert_uint_eq(u.output, 1234);
+        u = usage_in_pieces(openai, 40);
+        ck_assert_uint_eq(u.input, 9);
+        ck_assert_uint_eq(u.output, 12);
+        /* Nothing that is not a count: no digits, a string, a key of another name. */
+        u = usage_in_pieces("{\"input_tokens\":\"12\",\"output_tokens\":,\"my_output_tokens\":5}", 7);
+        ck_assert_uint_eq(u.input, 0);
+        ck_assert_uint_eq(u.output, 0);
 }
 END_TEST
 
@@ -343,6 +390,9 @@ START_TEST(test_forwards_with_key)
         report = harness_stop(&h);
         ck_assert_uint_eq(report.forwarded, 1);
         ck_assert_uint_eq(report.refused, 0);
+        /* The API's answer said it used 3 input tokens. */
+        ck_assert_uint_eq(report.input_tokens, 3);
+        ck_assert_uint_eq(report.output_tokens, 0);
 }
 END_TEST
 
@@ -417,7 +467,8 @@ START_TEST(test_streams_as_it_comes)
         ck_assert_ptr_nonnull(strstr(answer, "event: two"));
         ck_assert(atomic_load(&h.api.released));
         close(fd);
-        (void)harness_stop(&h);
+        /* The stream's last event said 7 output tokens. */
+        ck_assert_uint_eq(harness_stop(&h).output_tokens, 7);
 }
 END_TEST
 
@@ -525,6 +576,7 @@ static Suite *broker_suite(void)
         tcase_add_test(t, test_settings_check);
         tcase_add_test(t, test_key_matches);
         tcase_add_test(t, test_target_allowed);
+        tcase_add_test(t, test_usage);
         suite_add_tcase(s, t);
         t = tcase_create("forwarding");
         tcase_set_timeout(t, 60);

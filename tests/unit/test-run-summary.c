@@ -261,7 +261,9 @@ START_TEST(test_key_way)
                       .api_forwarded = 7,
                       .api_refused = 2,
                       .api_over = 1,
-                      .api_max = 7 };
+                      .api_max = 7,
+                      .api_input_tokens = 1500,
+                      .api_output_tokens = 320 };
         _cleanup_free_ char *md = markdown_of(&s), *json = json_of(&s), *md_file = NULL, *json_file = NULL;
         Summary f = {
                 .plan = &plan, .result = "succeeded", .confine = "none", .profile = "claude", .token = "file"
@@ -271,11 +273,13 @@ START_TEST(test_key_way)
                                  "a placeholder |"),
                       "%s", md);
         ck_assert_msg(strstr(md, "| model API requests | 7 forwarded with the key, 2 refused (1 over "
-                                 "max-requests, 7) |"),
+                                 "max-requests, 7); the answers said 1500 input and 320 output tokens |"),
                       "%s", md);
         ck_assert_msg(strstr(json, "\"token\": \"broker\""), "%s", json);
-        ck_assert_msg(strstr(json, "\"api-requests\": {\n    \"forwarded\": 7,\n    \"max-requests\": 7,\n  "
-                                   "  \"over-max-requests\": 1,\n    \"refused\": 2\n  }"),
+        ck_assert_msg(strstr(json,
+                             "\"api-requests\": {\n    \"forwarded\": 7,\n    \"input-tokens\": 1500,\n    "
+                             "\"max-requests\": 7,\n    \"output-tokens\": 320,\n    "
+                             "\"over-max-requests\": 1,\n    \"refused\": 2\n  }"),
                       "%s", json);
         md_file = markdown_of(&f);
         json_file = json_of(&f);
