@@ -7,7 +7,8 @@
  * read-only; an empty, read-only tmpfs over every directory that can hold sockets or secrets (a read-only
  * bind does not stop a connect(2) to a unix socket); the run's workspace, home and temp bound writable at
  * their own paths, the temp also at /tmp and /var/tmp; the bridge's directory at CONFINE_BRIDGE_DIR; the
- * seccomp filter of confine-seccomp.h. The only way out of the private network is the bridge: a unix
+ * seccomp filter of confine-seccomp.h. The only way out of the private network is the bridge (and, for the
+ * agent with the key broker, the broker's socket, whose requests go on through the proxy): a unix
  * socket in the run's directory, which the host end forwards to the egress proxy. */
 #pragma once
 
