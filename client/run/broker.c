@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -25,6 +26,9 @@
 #include "macro.h"
 #include "parse.h"
 #include "write-all.h"
+
+/* How long the broker may take to start (libmicrohttpd's threads, libcurl's set-up): it waits on nothing. */
+#define BROKER_START_MS 5000
 
 typedef struct BrokerState {
         const BrokerSettings *s;
@@ -624,19 +628,14 @@ int broker_start(const BrokerSettings *s, int listen_fd, Broker *ret)
         (void)sigprocmask(SIG_SETMASK, &old, NULL);
         (void)close(pipe_fds[1]);
         /* Bounded: the broker says it is ready, or exits (EOF), within what a daemon's start takes. */
-        for (int tries = 0;; tries++) {
-                struct timespec ms10 = { .tv_nsec = 10 * 1000 * 1000 };
-                ssize_t got = read(pipe_fds[0], &ready, 1);
-
-                if (got == 1)
-                        break;
-                if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN) || tries > 500) {
-                        (void)kill(pid, SIGKILL);
-                        (void)waitpid(pid, NULL, 0);
-                        (void)close(pipe_fds[0]);
-                        return -ECHILD;
-                }
-                (void)nanosleep(&ms10, NULL);
+        do
+                r = poll(&(struct pollfd){ .fd = pipe_fds[0], .events = POLLIN }, 1, BROKER_START_MS);
+        while (r < 0 && errno == EINTR);
+        if (r != 1 || read(pipe_fds[0], &ready, 1) != 1) {
+                (void)kill(pid, SIGKILL);
+                (void)waitpid(pid, NULL, 0);
+                (void)close(pipe_fds[0]);
+                return -ECHILD;
         }
         *ret = (Broker){ .pid = pid, .report_fd = pipe_fds[0] };
         return 0;
