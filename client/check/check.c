@@ -43,6 +43,7 @@
 #include "probe-runner-groups.h"
 #include "probe-runner.h"
 #include "probes.h"
+#include "random-hex.h"
 #include "read-file.h"
 #include "spawn.h"
 #include "walk-probe.h"
@@ -77,17 +78,6 @@ static _printf_(1, 2) int fail_run(const char *fmt, ...)
         va_end(ap);
         fputc('\n', stderr);
         return CLIENT_EXIT_USAGE;
-}
-
-static int random_hex(char *buf, size_t bytes)
-{
-        unsigned char raw[32];
-
-        if (bytes > sizeof(raw) || getentropy(raw, bytes) < 0)
-                return -EIO;
-        for (size_t i = 0; i < bytes; i++)
-                (void)sprintf(buf + 2 * i, "%02x", raw[i]);
-        return 0;
 }
 
 /* ---- what the probes aim at ---- */

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "probe-emit.h"
 #include "ptrace-scope.h"
+#include "random-hex.h"
 
 #define DECOY_LIFETIME_S 600
 
@@ -62,17 +63,15 @@ _Noreturn static void decoy_child(const Decoy *d, pid_t parent, int ready)
 
 int decoy_start(Decoy *ret)
 {
-        unsigned char raw[16];
         int ready[2], r;
         pid_t parent = getpid();
         Decoy d = DECOY_NULL;
         char buf[1];
         ssize_t n;
 
-        if (getentropy(raw, sizeof(raw)) < 0)
-                return -errno;
-        for (size_t i = 0; i < sizeof(raw); i++)
-                (void)snprintf(d.canary + 2 * i, 3, "%02x", raw[i]);
+        r = random_hex(d.canary, (sizeof(d.canary) - 1) / 2);
+        if (r < 0)
+                return r;
         d.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (d.master < 0)
                 return -errno;

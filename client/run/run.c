@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -40,6 +39,7 @@
 #include "macro.h"
 #include "parse.h"
 #include "profile.h"
+#include "random-hex.h"
 #include "read-file.h"
 #include "run-inside.h"
 #include "run-output.h"
@@ -1021,14 +1021,8 @@ static int phase_setup(Run *run)
 /* The run's placeholder: what the agent holds instead of the key, worth nothing once the broker ends. */
 static int make_placeholder(Run *run)
 {
-        uint8_t bytes[24];
-
-        if (getrandom(bytes, sizeof(bytes), 0) != (ssize_t)sizeof(bytes))
-                return -EIO;
         strcpy(run->placeholder, "ajb-");
-        for (size_t i = 0; i < sizeof(bytes); i++)
-                (void)snprintf(run->placeholder + 4 + 2 * i, 3, "%02x", bytes[i]);
-        return 0;
+        return random_hex(run->placeholder + 4, 24);
 }
 
 /* The broker's socket in a directory of this run's (the sandbox user may pass it, not list it), the
@@ -1718,7 +1712,6 @@ static int prepare(Run *run, char *detail, size_t size)
 {
         struct passwd *pw = getpwnam(run->config->sandbox_user);
         char hex[17];
-        unsigned char raw[8];
         int r;
 
         if (!pw) {
@@ -1733,10 +1726,8 @@ static int prepare(Run *run, char *detail, size_t size)
                 (void)snprintf(detail, size, "%s: %s", SUBUID_PATH, strerror(-r));
                 return r;
         }
-        if (getentropy(raw, sizeof(raw)) < 0)
+        if (random_hex(hex, (sizeof(hex) - 1) / 2) < 0)
                 return -EIO;
-        for (size_t i = 0; i < sizeof(raw); i++)
-                (void)sprintf(hex + 2 * i, "%02x", raw[i]);
         if (!run->sandbox_home || asprintf(&run->run_dir, "%s/" RUN_DIR_PREFIX "%s", pw->pw_dir, hex) < 0 ||
             asprintf(&run->work_dir, "%s/" RUN_WORKSPACE, run->run_dir) < 0)
                 return -ENOMEM;
