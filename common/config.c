@@ -341,6 +341,7 @@ static int parse_string_list(AjError *e, const Field *f, ElementCheck check, cha
 typedef struct State {
         Config *config;
         const TomlValue *runner_user;
+        const TomlValue *budget; /* [run] budget, for the rule that needs [run.prices] */
 } State;
 
 static int check_user_name(AjError *e, const Field *f, const char *what)
@@ -830,6 +831,117 @@ static int parse_max_requests(AjError *e, const Field *f, State *s)
         return parse_bounded(e, f, 1, RUN_REQUESTS_MAX, &s->config->run_max_requests);
 }
 
+/* An amount of money: a TOML integer or a string of a decimal with at most six places (TOML floats are
+ * not read: an amount is never rounded). */
+static int parse_amount(AjError *e, const Field *f, const TomlValue *v, uint64_t min_micro,
+                        uint64_t max_micro, uint64_t *ret_micro)
+{
+        char text[32];
+        int r;
+
+        if (toml_type(v) == TOML_INTEGER) {
+                if (toml_integer(v) < 0)
+                        return field_error(e, f, value_place(v), "%" PRId64 " is negative", toml_integer(v));
+                (void)snprintf(text, sizeof(text), "%" PRId64, toml_integer(v));
+        } else if (toml_type(v) == TOML_STRING && strlen(toml_string(v)) < sizeof(text))
+                (void)snprintf(text, sizeof(text), "%s", toml_string(v));
+        else if (toml_type(v) == TOML_STRING)
+                return field_error(e, f, value_place(v), "\"%s\" is not an amount (such as \"2.50\")",
+                                   QUOTE(toml_string(v)));
+        else
+                return field_error(e, f, value_place(v),
+                                   "expected an amount (an integer, or a string such as \"2.50\"), found %s",
+                                   toml_type_description(toml_type(v)));
+        r = amount_parse(text, max_micro, ret_micro);
+        if (r == -EINVAL)
+                return field_error(e, f, value_place(v),
+                                   "\"%s\" is not an amount (digits, perhaps a '.' and at most six more)",
+                                   QUOTE(text));
+        if (r < 0 || *ret_micro < min_micro)
+                return field_error(e, f, value_place(v), "%s is out of range (%s to %" PRIu64 ")", text,
+                                   min_micro ? "0.000001" : "0", max_micro / PRICE_MICRO_PER_UNIT);
+        return 0;
+}
+
+static int parse_budget(AjError *e, const Field *f, State *s)
+{
+        s->budget = f->value;
+        return parse_amount(e, f, f->value, 1, BUDGET_MAX_MICRO, &s->config->run_budget);
+}
+
+/* A model's name, or a prefix of names ending in '*': what the API's requests say in "model". */
+static bool price_model_valid(const char *m)
+{
+        size_t n = strlen(m);
+
+        if (n == 0 || n > PRICE_MODEL_MAX || (n == 1 && m[0] == '*'))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)m[i] < 0x21 || (unsigned char)m[i] > 0x7e || m[i] == '"' ||
+                    m[i] == '\\' || (m[i] == '*' && i != n - 1))
+                        return false;
+        return true;
+}
+
+/* [run.prices]: "model" = { input = AMOUNT, output = AMOUNT }, per million tokens. */
+static int parse_prices(AjError *e, const Field *f, State *s)
+{
+        size_t n;
+        int r = expect_type(e, f, TOML_TABLE);
+
+        if (r < 0)
+                return r;
+        n = toml_table_length(f->value);
+        if (n > PRICES_MAX) {
+                Place at = key_place(f->value, PRICES_MAX);
+                return aj_error(e, EINVAL, at.line, at.column, "[run.prices] more than %d models",
+                                PRICES_MAX);
+        }
+        s->config->run_prices = calloc(n ? n : 1, sizeof(Price));
+        if (!s->config->run_prices)
+                return aj_error(e, ENOMEM, 0, 0, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                const char *model = toml_table_key(f->value, i);
+                const TomlValue *v = toml_table_value(f->value, i), *in, *out;
+                Field field = { "run.prices", model, v };
+                Price *p = &s->config->run_prices[s->config->n_run_prices];
+                Place at = key_place(f->value, i);
+
+                if (!price_model_valid(model))
+                        return aj_error(e, EINVAL, at.line, at.column,
+                                        "[run.prices] \"%s\" is not a model's name (printable, no space or "
+                                        "quote, at most %d bytes, '*' only at its end)",
+                                        QUOTE(model), PRICE_MODEL_MAX);
+                if (toml_type(v) != TOML_TABLE)
+                        return field_error(e, &field, value_place(v),
+                                           "expected { input = AMOUNT, output = AMOUNT }, found %s",
+                                           toml_type_description(toml_type(v)));
+                for (size_t k = 0; k < toml_table_length(v); k++)
+                        if (strcmp(toml_table_key(v, k), "input") != 0 &&
+                            strcmp(toml_table_key(v, k), "output") != 0) {
+                                Place kat = key_place(v, k);
+                                return aj_error(e, EINVAL, kat.line, kat.column,
+                                                "[run.prices] %s: unknown key \"%s\" (a price has input and "
+                                                "output)",
+                                                QUOTE(model), QUOTE(toml_table_key(v, k)));
+                        }
+                in = toml_table_get(v, "input");
+                out = toml_table_get(v, "output");
+                if (!in || !out)
+                        return field_error(e, &field, value_place(v), "needs both input and output");
+                r = parse_amount(e, &field, in, 0, PRICE_MAX_MICRO, &p->input);
+                if (r >= 0)
+                        r = parse_amount(e, &field, out, 0, PRICE_MAX_MICRO, &p->output);
+                if (r < 0)
+                        return r;
+                p->model = strdup(model);
+                if (!p->model)
+                        return aj_error(e, ENOMEM, 0, 0, "out of memory");
+                s->config->n_run_prices++;
+        }
+        return 0;
+}
+
 static int parse_clone_max_bytes(AjError *e, const Field *f, State *s)
 {
         return parse_bounded(e, f, 1, RUN_BYTES_MAX, &s->config->run_clone_max_bytes);
@@ -960,6 +1072,8 @@ static const KeyDef run_keys[] = {
         { "max-total-bytes", parse_max_total_bytes },
         { "max-files", parse_max_files },
         { "max-requests", parse_max_requests },
+        { "budget", parse_budget },
+        { "prices", parse_prices },
         { "confine", parse_run_confine },
         { "profile", parse_run_profile },
         { "clone-max-bytes", parse_clone_max_bytes },
@@ -1094,6 +1208,13 @@ static int check_config(AjError *e, const State *s)
 {
         const Config *c = s->config;
 
+        if (c->run_budget && c->n_run_prices == 0) {
+                Place at = value_place(s->budget);
+                return aj_error(
+                        e, EINVAL, at.line, at.column,
+                        "[run] budget: no [run.prices]: a budget is kept by the price of each model's "
+                        "tokens");
+        }
         if (c->runner_user && strcmp(c->runner_user, c->sandbox_user) == 0) {
                 Place at = value_place(s->runner_user);
                 return aj_error(
@@ -1126,6 +1247,9 @@ void config_free(Config *c)
         strv_free(c->run_trusted_paths);
         strv_free(c->run_env);
         free(c->run_profile);
+        for (size_t i = 0; i < c->n_run_prices; i++)
+                free(c->run_prices[i].model);
+        free(c->run_prices);
         free(c);
 }
 

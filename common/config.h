@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "error.h"
+#include "price.h"
 
 #define CONFIG_PATH "/etc/agentic-job/config.toml"
 /* What every command but setup says when CONFIG_PATH is not there. */
@@ -105,10 +106,13 @@ typedef struct Config {
                                            relative, plainly spelled, a trailing "/" dropped */
         char **run_env;                 /* env; default []; names of the runner's variables the agent gets */
         unsigned long long run_timeout; /* timeout; seconds of setup and agent together, default 3600 */
-        unsigned long long run_max_file_bytes;         /* max-file-bytes; default 16 MiB */
-        unsigned long long run_max_total_bytes;        /* max-total-bytes; default 64 MiB */
-        unsigned long long run_max_files;              /* max-files; default 100 */
-        unsigned long long run_max_requests;           /* max-requests (the key broker's); 0: none */
+        unsigned long long run_max_file_bytes;  /* max-file-bytes; default 16 MiB */
+        unsigned long long run_max_total_bytes; /* max-total-bytes; default 64 MiB */
+        unsigned long long run_max_files;       /* max-files; default 100 */
+        unsigned long long run_max_requests;    /* max-requests (the key broker's); 0: none */
+        uint64_t run_budget;                    /* budget, micro-dollars (the key broker's); 0: none */
+        Price *run_prices;                      /* [run.prices]; n_run_prices entries */
+        size_t n_run_prices;
         RunConfine run_confine;                        /* confine; "bubblewrap" (default) or "none" */
         char *run_profile;                             /* profile; default "command"; profile_name_valid() */
         unsigned long long run_clone_max_bytes;        /* clone-max-bytes; default 4 GiB */

@@ -7,6 +7,8 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <poll.h>
@@ -29,6 +31,8 @@
 
 /* How long the broker may take to start (libmicrohttpd's threads, libcurl's set-up): it waits on nothing. */
 #define BROKER_START_MS 5000
+/* The report's line: eight numbers of at most 20 digits and their names. */
+#define BROKER_REPORT_MAX 320
 
 typedef struct BrokerState {
         const BrokerSettings *s;
@@ -37,6 +41,9 @@ typedef struct BrokerState {
         atomic_uint forwarded, refused, over;
         atomic_size_t bodies; /* bytes of request bodies held now, at most BROKER_BODIES_MAX */
         _Atomic uint64_t input_tokens, output_tokens; /* what the answers said they used, so far */
+        _Atomic uint64_t spent;                       /* what the priced answers cost, so far */
+        atomic_uint over_budget, unpriced;
+        atomic_bool usage_missing; /* a priced answer stated no usage: a budget cannot be kept */
 } BrokerState;
 
 /* One request of the agent's, from its first line to its last byte of answer. */
@@ -60,7 +67,8 @@ typedef struct Request {
         CURLcode result;
         char *buf;
         size_t buf_size, buf_start, buf_end;
-        BrokerUsage usage; /* what this answer says it used */
+        BrokerUsage usage;  /* what this answer says it used */
+        const Price *price; /* what its model's tokens cost; NULL: not known (or a GET) */
 } Request;
 
 /* Headers that describe one hop, or that the broker sets itself: never passed on either way. */
@@ -121,6 +129,8 @@ int broker_settings_check(const BrokerSettings *s)
         for (char *const *p = s->paths; *p; p++)
                 if ((*p)[0] != '/' || !printable_ascii(*p) || strstr(*p, "..") || strpbrk(*p, "%\\?#"))
                         return -EINVAL;
+        if (s->budget && (!s->prices || s->n_prices == 0))
+                return -EINVAL;
         return 0;
 }
 
@@ -192,10 +202,22 @@ static enum MHD_Result answer_refusal(struct MHD_Connection *c, unsigned status,
         return ret;
 }
 
+/* A priced answer that came whole and stated no usage leaves its cost unknown; under a budget, no later
+ * request is forwarded (the budget could not be kept). */
+static void request_account(Request *q)
+{
+        if (q->price && q->finished && q->result == CURLE_OK && q->status >= 200 && q->status < 300 &&
+            q->usage.input == 0 && q->usage.output == 0) {
+                atomic_fetch_add(&q->b->unpriced, 1);
+                atomic_store(&q->b->usage_missing, true);
+        }
+}
+
 static void request_free(Request *q)
 {
         if (!q)
                 return;
+        request_account(q);
         if (q->multi && q->easy)
                 (void)curl_multi_remove_handle(q->multi, q->easy);
         if (q->easy)
@@ -308,6 +330,13 @@ static size_t upstream_body(char *data, size_t size, size_t n, void *userdata)
                 broker_usage_feed(&q->usage, data, len);
                 atomic_fetch_add(&q->b->input_tokens, q->usage.input - in);
                 atomic_fetch_add(&q->b->output_tokens, q->usage.output - out);
+                if (q->price) {
+                        uint64_t cost = price_cost(q->price, q->usage.input - in, q->usage.output - out);
+                        uint64_t was = atomic_load(&q->b->spent);
+
+                        while (!atomic_compare_exchange_weak(&q->b->spent, &was, amount_add(was, cost)))
+                                ;
+                }
         }
         return len;
 }
@@ -461,6 +490,18 @@ static enum MHD_Result answer_upstream(Request *q, struct MHD_Connection *c, con
         return ret;
 }
 
+/* The price of the model a request body names ({"model": "..."}, as both APIs have it); NULL when the
+ * body is not a JSON object naming a model, or the model has none. */
+static const Price *request_price(const BrokerSettings *s, const char *body, size_t size)
+{
+        json_t *root = body ? json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        const char *model = json_string_value(json_object_get(root, "model"));
+        const Price *p = model ? price_find(s->prices, s->n_prices, model) : NULL;
+
+        json_decref(root);
+        return p;
+}
+
 static enum MHD_Result request_step(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                     const char *version, const char *upload_data, size_t *upload_data_size,
                                     void **con_cls)
@@ -524,6 +565,29 @@ static enum MHD_Result request_step(void *cls, struct MHD_Connection *c, const c
                 atomic_fetch_add(&b->refused, 1);
                 return answer_refusal(c, q->status_refused, q->why);
         }
+        if (strcmp(method, "POST") == 0 && b->s->n_prices > 0) {
+                q->price = request_price(b->s, q->body, q->body_size);
+                if (!q->price && !b->s->budget)
+                        atomic_fetch_add(&b->unpriced, 1);
+        }
+        if (b->s->budget) {
+                const char *why = NULL;
+
+                if (strcmp(method, "POST") == 0 && !q->price) {
+                        atomic_fetch_add(&b->refused, 1);
+                        return answer_refusal(c, MHD_HTTP_BAD_REQUEST,
+                                              "the request names no model with a price in [run.prices]: "
+                                              "under a budget, only priced models are forwarded");
+                }
+                if (atomic_load(&b->usage_missing))
+                        why = "an answer stated no usage: this run's budget cannot be kept";
+                else if (atomic_load(&b->spent) >= b->s->budget)
+                        why = "this run's budget was spent";
+                if (why) {
+                        atomic_fetch_add(&b->over_budget, 1);
+                        return answer_refusal(c, MHD_HTTP_TOO_MANY_REQUESTS, why);
+                }
+        }
         if (b->s->max_requests && atomic_fetch_add(&b->forwarded, 1) >= b->s->max_requests) {
                 atomic_fetch_sub(&b->forwarded, 1);
                 atomic_fetch_add(&b->over, 1);
@@ -546,7 +610,7 @@ static _noreturn_ void broker_main(const BrokerSettings *s, int listen_fd, int r
         BrokerState b = { .s = s };
         struct MHD_Daemon *d;
         sigset_t term;
-        char report[160];
+        char report[BROKER_REPORT_MAX];
         int sig, n;
 
         (void)prctl(PR_SET_DUMPABLE, 0);
@@ -587,10 +651,12 @@ static _noreturn_ void broker_main(const BrokerSettings *s, int listen_fd, int r
         while (sigwait(&term, &sig) != 0)
                 ;
         explicit_bzero(b.key_line, b.key_line_size);
-        n = snprintf(report, sizeof(report), "forwarded %u refused %u over %u input %llu output %llu\n",
+        n = snprintf(report, sizeof(report),
+                     "forwarded %u refused %u over %u input %" PRIu64 " output %" PRIu64
+                     " over-budget %u unpriced %u spent %" PRIu64 "\n",
                      atomic_load(&b.forwarded), atomic_load(&b.refused), atomic_load(&b.over),
-                     (unsigned long long)atomic_load(&b.input_tokens),
-                     (unsigned long long)atomic_load(&b.output_tokens));
+                     atomic_load(&b.input_tokens), atomic_load(&b.output_tokens),
+                     atomic_load(&b.over_budget), atomic_load(&b.unpriced), atomic_load(&b.spent));
         (void)write_all(report_fd, report, (size_t)n);
         _exit(0);
 }
@@ -641,10 +707,13 @@ int broker_start(const BrokerSettings *s, int listen_fd, Broker *ret)
         return 0;
 }
 
-/* "forwarded N refused N over N\n", as broker_main() writes it. */
+/* "forwarded N refused N over N input N output N over-budget N unpriced N spent N\n", as broker_main()
+ * writes it. */
 static int report_parse(const char *report, BrokerReport *ret)
 {
-        static const char *const names[] = { "forwarded ", " refused ", " over ", " input ", " output " };
+        static const char *const names[] = { "forwarded ", " refused ",     " over ",     " input ",
+                                             " output ",   " over-budget ", " unpriced ", " spent " };
+        static const bool counts[] = { true, true, true, false, false, true, true, false };
         uint64_t v[ELEMENTSOF(names)];
         const char *p = report;
 
@@ -655,7 +724,7 @@ static int report_parse(const char *report, BrokerReport *ret)
                         return -EPROTO;
                 p += strlen(names[i]);
                 digits = strspn(p, "0123456789");
-                if (parse_decimal(p, digits, i < 3 ? UINT_MAX : UINT64_MAX, &v[i]) < 0)
+                if (parse_decimal(p, digits, counts[i] ? UINT_MAX : UINT64_MAX, &v[i]) < 0)
                         return -EPROTO;
                 p += digits;
         }
@@ -665,13 +734,16 @@ static int report_parse(const char *report, BrokerReport *ret)
                                .refused = (unsigned)v[1],
                                .over = (unsigned)v[2],
                                .input_tokens = v[3],
-                               .output_tokens = v[4] };
+                               .output_tokens = v[4],
+                               .over_budget = (unsigned)v[5],
+                               .unpriced = (unsigned)v[6],
+                               .spent = v[7] };
         return 0;
 }
 
 int broker_stop(Broker *b, BrokerReport *ret)
 {
-        char report[160] = { 0 };
+        char report[BROKER_REPORT_MAX] = { 0 };
         size_t got = 0;
         int status;
 

@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "price.h"
+
 /* The largest request body the broker takes (a model request with a long context is a few MiB), and the
  * most all bodies being read hold together: the agent cannot make the runner's side hold more. */
 #define BROKER_BODY_MAX   (32u << 20)
@@ -37,10 +39,14 @@ typedef struct BrokerSettings {
                                     when it inspects TLS); NULL: the system's */
         char *const *paths;      /* the API's path prefixes ("/v1/"), NULL-terminated, at least one */
         unsigned max_requests;   /* requests forwarded at most; 0: no bound */
+        uint64_t budget;         /* picodollars the answers may cost; 0: no bound (then prices only count) */
+        const Price *prices;     /* what each model's tokens cost, n_prices of them (price.h) */
+        size_t n_prices;
 } BrokerSettings;
 
 /* Checks the settings: an http or https origin with no path, a header the broker knows, a key and a
- * placeholder of printable ASCII, path prefixes that start with '/'. 0 or -EINVAL. */
+ * placeholder of printable ASCII, path prefixes that start with '/', prices where there is a budget.
+ * 0 or -EINVAL. */
 int broker_settings_check(const BrokerSettings *s);
 
 typedef struct Broker {
@@ -53,6 +59,10 @@ typedef struct BrokerReport {
         unsigned refused;                     /* requests refused: wrong placeholder, path, method, size */
         unsigned over;                        /* requests refused because max_requests were forwarded */
         uint64_t input_tokens, output_tokens; /* what the answers said they used (broker-usage.h) */
+        unsigned over_budget; /* requests refused because the budget was spent (or could not be kept) */
+        unsigned unpriced;    /* requests forwarded whose cost is not known: their model has no price, or
+                                 their answer stated no usage */
+        uint64_t spent;       /* picodollars the priced answers cost */
 } BrokerReport;
 
 /* Forks the broker, serving connections accepted on listen_fd (a listening stream socket; the caller

@@ -11,6 +11,7 @@
 
 #include "build-config.h"
 #include "macro.h"
+#include "price.h"
 #include "write-all.h"
 
 SummaryPhase *summary_phase(Summary *s, const char *name, double seconds, bool ok, const char *fmt, ...)
@@ -106,6 +107,26 @@ void summary_done(Summary *s)
         *s = (Summary){};
 }
 
+/* What the key broker did, or null where there was none. Amounts are decimal strings (six places), never
+ * floats. */
+static json_t *summary_api_json(const Summary *s)
+{
+        char cost[AMOUNT_TEXT_MAX], budget[AMOUNT_TEXT_MAX];
+        json_t *o;
+
+        if (!s->broker_reported)
+                return json_null();
+        o = json_pack("{s:i, s:i, s:i, s:o, s:I, s:I, s:i, s:o, s:o, s:i}", "forwarded",
+                      (int)s->api_forwarded, "refused", (int)s->api_refused, "over-max-requests",
+                      (int)s->api_over, "max-requests", s->api_max ? json_integer(s->api_max) : json_null(),
+                      "input-tokens", (json_int_t)s->api_input_tokens, "output-tokens",
+                      (json_int_t)s->api_output_tokens, "over-budget", (int)s->api_over_budget, "budget",
+                      s->api_budget ? json_string(amount_format(s->api_budget, budget)) : json_null(),
+                      "cost", s->api_priced ? json_string(amount_format(s->api_spent, cost)) : json_null(),
+                      "unpriced", (int)s->api_unpriced);
+        return o ? o : json_null();
+}
+
 static json_t *summary_json(const Summary *s)
 {
         const RunPlan *p = s->plan;
@@ -143,15 +164,7 @@ static json_t *summary_json(const Summary *s)
         json_object_set_new(o, "confine", json_string(s->confine ? s->confine : "unknown"));
         json_object_set_new(o, "profile", json_string(s->profile ? s->profile : "unknown"));
         json_object_set_new(o, "token", json_string(s->token ? s->token : "none"));
-        json_object_set_new(o, "api-requests",
-                            s->broker_reported
-                                    ? json_pack("{s:i, s:i, s:i, s:o, s:I, s:I}", "forwarded",
-                                                (int)s->api_forwarded, "refused", (int)s->api_refused,
-                                                "over-max-requests", (int)s->api_over, "max-requests",
-                                                s->api_max ? json_integer(s->api_max) : json_null(),
-                                                "input-tokens", (json_int_t)s->api_input_tokens,
-                                                "output-tokens", (json_int_t)s->api_output_tokens)
-                                    : json_null());
+        json_object_set_new(o, "api-requests", summary_api_json(s));
         json_object_set_new(o, "trusted-paths",
                             json_pack("{s:i, s:i}", "replaced", (int)s->trusted_replaced, "removed",
                                       (int)s->trusted_removed));
@@ -241,9 +254,21 @@ static void summary_markdown(const Summary *s, FILE *f)
                         s->api_forwarded, s->api_refused);
         if (s->broker_reported && s->api_over)
                 fprintf(f, " (%u over max-requests, %u)", s->api_over, s->api_max);
+        if (s->broker_reported && s->api_over_budget)
+                fprintf(f, " (%u over the budget)", s->api_over_budget);
         if (s->broker_reported)
                 fprintf(f, "; the answers said %llu input and %llu output tokens", s->api_input_tokens,
                         s->api_output_tokens);
+        if (s->broker_reported && s->api_priced) {
+                char cost[AMOUNT_TEXT_MAX], budget[AMOUNT_TEXT_MAX];
+
+                fprintf(f, ", costing %s", amount_format(s->api_spent, cost));
+                if (s->api_budget)
+                        fprintf(f, " of a budget of %s", amount_format(s->api_budget, budget));
+                if (s->api_unpriced)
+                        fprintf(f, " and %u request%s at a cost not known", s->api_unpriced,
+                                s->api_unpriced == 1 ? "" : "s");
+        }
         fprintf(f, " |\n\n| phase | outcome | seconds | detail |\n|---|---|---|---|\n");
         for (size_t i = 0; i < s->n_phases; i++) {
                 fprintf(f, "| %s | %s | %.3f | ", s->phases[i].name, s->phases[i].ok ? "ok" : "failed",

@@ -43,6 +43,10 @@ typedef struct Summary {
         unsigned api_forwarded, api_refused; /* the broker's requests: forwarded with the key, refused */
         unsigned api_over, api_max;          /* of the refused, over [run] max-requests (api_max; 0: none) */
         unsigned long long api_input_tokens, api_output_tokens; /* what the API's answers said they used */
+        bool api_priced;                /* [run.prices] has entries: the cost is counted */
+        uint64_t api_spent, api_budget; /* picodollars: what the answers cost, [run] budget (0: none) */
+        unsigned api_over_budget;       /* of the refused, over the budget */
+        unsigned api_unpriced;          /* forwarded, at a cost not known */
         char commit[41], base_commit[41];
         bool fetched_by_id;
         unsigned trusted_replaced, trusted_removed;

@@ -1039,7 +1039,10 @@ static int broker_up(Run *run, char *detail, size_t size)
                              .proxy = EGRESS_PROXY_URL,
                              .ca_file = EGRESS_CA_BUNDLE,
                              .paths = run->profile->api_paths,
-                             .max_requests = (unsigned)run->config->run_max_requests };
+                             .max_requests = (unsigned)run->config->run_max_requests,
+                             .budget = run->config->run_budget * PRICE_PICO_PER_MICRO,
+                             .prices = run->config->run_prices,
+                             .n_prices = run->config->n_run_prices };
         int r;
 
         strcpy(run->broker_dir, "/tmp/agentic-job-broker.XXXXXX");
@@ -1078,6 +1081,12 @@ static void broker_down(Run *run)
                 run->summary.api_input_tokens = report.input_tokens;
                 run->summary.api_output_tokens = report.output_tokens;
                 run->summary.api_max = (unsigned)run->config->run_max_requests;
+                run->summary.api_over_budget = report.over_budget;
+                run->summary.api_refused += report.over_budget;
+                run->summary.api_unpriced = report.unpriced;
+                run->summary.api_spent = report.spent;
+                run->summary.api_priced = run->config->n_run_prices > 0;
+                run->summary.api_budget = run->config->run_budget * PRICE_PICO_PER_MICRO;
         }
         if (run->broker_dir[0]) {
                 (void)unlink(run->broker_socket);
@@ -1147,6 +1156,16 @@ static int phase_agent(Run *run, const char *task, size_t task_size)
         if (run->summary.api_over && (r == RUN_EXIT_OK || r == RUN_EXIT_FAILED)) {
                 say("agent: [run] max-requests (%u) reached: the key broker refused %u more request%s",
                     run->summary.api_max, run->summary.api_over, run->summary.api_over == 1 ? "" : "s");
+                r = RUN_EXIT_LIMIT;
+        }
+        if (run->summary.api_over_budget && (r == RUN_EXIT_OK || r == RUN_EXIT_FAILED)) {
+                char budget[AMOUNT_TEXT_MAX], spent[AMOUNT_TEXT_MAX];
+
+                say("agent: [run] budget (%s) reached (the answers cost %s): the key broker refused %u more "
+                    "request%s",
+                    amount_format(run->summary.api_budget, budget),
+                    amount_format(run->summary.api_spent, spent), run->summary.api_over_budget,
+                    run->summary.api_over_budget == 1 ? "" : "s");
                 r = RUN_EXIT_LIMIT;
         }
         return r;
@@ -1858,6 +1877,11 @@ int run_main(int argc, char **argv)
         }
         run.broker_on = run.token && run.profile->api_base &&
                         run.config->run_confine == RUN_CONFINE_BUBBLEWRAP && run.config->egress_proxy;
+        /* A budget only the broker can keep: without it, refused before anything is changed. */
+        if (run.config->run_budget && !run.broker_on)
+                return usage_error("[run] budget is kept by the key broker, and this run has none (it needs "
+                                   "--token-stdin, a profile with [api], confine = \"bubblewrap\" and the "
+                                   "egress proxy)");
         if (run.broker_on) {
                 r = make_placeholder(&run);
                 r = r < 0 ? r

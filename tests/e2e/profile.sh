@@ -345,7 +345,7 @@ code() { curl -sS -o "$1" -w '%{http_code}' -m 30 "${@:2}" 2>>out/curl.err; }
 echo "messages: $(code out/messages.json -H "x-api-key: $key" -H 'content-type: application/json' \
         -d '{"model":"fake"}' "$AJT_API_URL/upload/v1/messages")" >>"$r"
 # Streamed: when each event arrived here, beside when the API sent it.
-curl -sS -N -m 30 -H "x-api-key: $key" -d '{}' "$AJT_API_URL/upload/v1/_ajh/sse" 2>>out/curl.err |
+curl -sS -N -m 30 -H "x-api-key: $key" -d '{"model":"fake"}' "$AJT_API_URL/upload/v1/_ajh/sse" 2>>out/curl.err |
         while IFS= read -r line; do
                 case $line in data:*) echo "event: $(date +%s.%N) ${line#data: }" >>"$r" ;; esac
         done
@@ -405,7 +405,7 @@ expect_eq "... three events streamed" 3 "$(grep -c '^event: ' "$R")"
 expect_eq "... the first reached the agent before the API sent the third" yes \
         "$(python3 -c 'import sys; print("yes" if float(sys.argv[1]) < float(sys.argv[2]) else "no: " + sys.argv[1] + " >= " + sys.argv[2])' "${first_seen:-9e99}" "${last_sent:-0}")"
 expect_contains "summary.json: the key's way" '"token": "broker"' "$(cat "$OUT/summary.json" 2>&1)"
-expect_eq "summary.json: the broker's requests, and the tokens the answers said they used (3 + 11 in, 2 + 7 out)" '{"forwarded": 2, "input-tokens": 14, "max-requests": null, "output-tokens": 9, "over-max-requests": 0, "refused": 4}' \
+expect_eq "summary.json: the broker's requests, and the tokens the answers said they used (3 + 11 in, 2 + 7 out)" '{"budget": null, "cost": null, "forwarded": 2, "input-tokens": 14, "max-requests": null, "output-tokens": 9, "over-budget": 0, "over-max-requests": 0, "refused": 4, "unpriced": 0}' \
         "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
 expect_contains "summary.md: says so" "held by the key broker; the agent had a placeholder" "$(cat "$OUT/summary.md" 2>&1)"
 expect_contains "the egress log: the broker's request, decided by the proxy" \
@@ -446,9 +446,38 @@ expect_eq "... at the API: the first request only (and the direct one, which the
 /upload/v1/direct" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
 expect_contains "... the run says why" "[run] max-requests (1) reached: the key broker refused" "$(cat "$work/run.err")"
 expect_contains "... summary.json: limit-hit" '"result": "limit-hit"' "$(cat "$OUT/summary.json" 2>&1)"
-expect_eq "... and the broker's count" '{"forwarded": 1, "input-tokens": 3, "max-requests": 1, "output-tokens": 2, "over-max-requests": 1, "refused": 5}' \
+expect_eq "... and the broker's count" '{"budget": null, "cost": null, "forwarded": 1, "input-tokens": 3, "max-requests": 1, "output-tokens": 2, "over-budget": 0, "over-max-requests": 1, "refused": 5, "unpriced": 0}' \
         "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
 expect_eq "... its outputs exported all the same" yes "$(rec placeholder)"
+# [run] budget: the model "fake" at 2 per million input tokens and 1.5 per million output; the first
+# answer says 3 in and 2 out (0.000009); a budget of 0.000008 lets it through and refuses the stream after
+# it (429, naming the budget); the run ends limit-hit (3), the cost in the summary.
+printf '\n[run]\nbudget = "0.000008"\n[run.prices]\nfake = { input = 2, output = "1.5" }\n' >>/etc/agentic-job/config.toml
+before=$(api_arrived | wc -l)
+OUT=$RUNNER_HOME/broker-budget
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+expect_eq "budget: status 3 (limit-hit)" 3 "$status"
+[ "$status" = 3 ] || show
+R=$OUT/workspace/out/api.txt
+expect_eq "... the first request went through" 200 "$(rec messages)"
+expect_eq "... the stream after it: no event" 0 "$(grep -c '^event: ' "$R" 2>/dev/null)"
+expect_eq "... at the API: the first request only (and the direct one, which the broker never saw)" \
+        "/upload/v1/messages
+/upload/v1/direct" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
+expect_contains "... the run says why" "[run] budget (0.000008) reached (the answers cost 0.000009): the key broker refused 1 more request" "$(cat "$work/run.err")"
+expect_contains "... summary.json: limit-hit" '"result": "limit-hit"' "$(cat "$OUT/summary.json" 2>&1)"
+expect_eq "... and the broker's count, with the cost" '{"budget": "0.000008", "cost": "0.000009", "forwarded": 1, "input-tokens": 3, "max-requests": null, "output-tokens": 2, "over-budget": 1, "over-max-requests": 0, "refused": 5, "unpriced": 0}' \
+        "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
+expect_contains "... summary.md: the cost and the budget" "costing 0.000009 of a budget of 0.000008" "$(cat "$OUT/summary.md" 2>&1)"
+# The same budget where no broker can keep it (confine = "none"): refused before anything is made.
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+printf '\n[run]\nbudget = "0.000008"\nconfine = "none"\n[run.prices]\nfake = { input = 2, output = "1.5" }\n' >>/etc/agentic-job/config.toml
+OUT=$RUNNER_HOME/broker-budget-refused
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+expect_eq "budget without the broker: status 2" 2 "$status"
+expect_contains "... saying so" "[run] budget is kept by the key broker, and this run has none" "$(cat "$work/run.err")"
+expect_eq "... nothing made: no --out" no "$([ -e "$OUT" ] && echo yes || echo no)"
 cp -p "$work/policy.orig" "$POLICY"
 { "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
 

@@ -240,6 +240,10 @@ static enum MHD_Result api_step(void *cls, struct MHD_Connection *c, const char 
                 st->api = api;
                 r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024, stream_read, st, free);
                 (void)MHD_add_response_header(r, "Content-Type", "text/event-stream");
+        } else if (strcmp(url, "/v1/no-usage") == 0) {
+                static const char answer[] = "{\"id\":\"msg_2\"}";
+
+                r = MHD_create_response_from_buffer(strlen(answer), (void *)answer, MHD_RESPMEM_PERSISTENT);
         } else {
                 static const char answer[] = "{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3}}";
 
@@ -286,7 +290,15 @@ typedef struct Harness {
         int api_fd;
 } Harness;
 
-static void harness_start(Harness *h, const char *key_header, unsigned max_requests)
+/* A budget and its prices, for the harness's broker. */
+typedef struct HarnessPrices {
+        const Price *prices;
+        size_t n_prices;
+        uint64_t budget;
+} HarnessPrices;
+
+static void harness_start_priced(Harness *h, const char *key_header, unsigned max_requests,
+                                 const HarnessPrices *priced)
 {
         struct sockaddr_un sun = { .sun_family = AF_UNIX };
         char upstream[64];
@@ -305,8 +317,18 @@ static void harness_start(Harness *h, const char *key_header, unsigned max_reque
         BrokerSettings s = settings_for(upstream);
         s.key_header = key_header;
         s.max_requests = max_requests;
+        if (priced) {
+                s.prices = priced->prices;
+                s.n_prices = priced->n_prices;
+                s.budget = priced->budget;
+        }
         ck_assert_int_eq(broker_start(&s, h->listen_fd, &h->broker), 0);
         api_start(&h->api, h->api_fd);
+}
+
+static void harness_start(Harness *h, const char *key_header, unsigned max_requests)
+{
+        harness_start_priced(h, key_header, max_requests, NULL);
 }
 
 static BrokerReport harness_stop(Harness *h)
@@ -492,6 +514,83 @@ START_TEST(test_max_requests)
 }
 END_TEST
 
+/* A POST naming a model of 4 or 5 letters (the body is 12 bytes and the name). */
+#define POST_MODEL(path, model, length)                                                                     \
+        "POST " path " HTTP/1.0\r\nx-api-key: " PLACEHOLDER "\r\nContent-Type: application/json\r\n"        \
+        "Content-Length: " length "\r\n\r\n{\"model\":\"" model "\"}"
+#define POST_MODEL_4(path, model) POST_MODEL(path, model, "16")
+#define POST_MODEL_5(path, model) POST_MODEL(path, model, "17")
+
+/* Three input tokens an answer at 1 per million: 3 micro-dollars each. A budget of 5 lets two requests
+ * through (the second starts at 3, under 5) and refuses the third (at 6); a model with no price is refused
+ * (and costs nothing); a GET passes until the budget is spent. */
+START_TEST(test_budget)
+{
+        static const Price prices[] = { { (char *)"fake", 1000000, 0 }, { (char *)"fake-big*", 9, 9 } };
+        HarnessPrices priced = { prices, ELEMENTSOF(prices), 5 * PRICE_PICO_PER_MICRO };
+        Harness h;
+        char answer[4096];
+        BrokerReport report;
+
+        harness_start_priced(&h, "x-api-key", 0, &priced);
+        exchange(&h, "GET /v1/models HTTP/1.0\r\nx-api-key: " PLACEHOLDER "\r\n\r\n", answer,
+                 sizeof(answer));
+        ck_assert_msg(strstr(answer, " 200 "), "%s", answer);
+        exchange(&h, POST_MODEL_4("/v1/messages", "fake"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, "msg_1"), "%s", answer);
+        exchange(&h, POST_MODEL_5("/v1/messages", "other"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, " 400 ") && strstr(answer, "[run.prices]"), "%s", answer);
+        exchange(&h, POST_MODEL_4("/v1/messages", "fake"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, "msg_1"), "%s", answer);
+        exchange(&h, POST_MODEL_4("/v1/messages", "fake"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, " 429 ") && strstr(answer, "budget was spent"), "%s", answer);
+        /* Once spent, nothing more goes: not even what costs nothing. */
+        exchange(&h, "GET /v1/models HTTP/1.0\r\nx-api-key: " PLACEHOLDER "\r\n\r\n", answer,
+                 sizeof(answer));
+        ck_assert_msg(strstr(answer, " 429 "), "%s", answer);
+        ck_assert_int_eq(atomic_load(&h.api.requests), 3);
+        report = harness_stop(&h);
+        ck_assert_uint_eq(report.forwarded, 3);
+        ck_assert_uint_eq(report.refused, 1);
+        ck_assert_uint_eq(report.over_budget, 2);
+        ck_assert_uint_eq(report.spent, 6 * PRICE_PICO_PER_MICRO);
+        ck_assert_uint_eq(report.unpriced, 0);
+}
+END_TEST
+
+/* An answer that states no usage leaves its cost unknown: under a budget nothing more is forwarded;
+ * without one, it is counted as unpriced, as is a model with no price. */
+START_TEST(test_budget_no_usage)
+{
+        static const Price prices[] = { { (char *)"fake", 1000000, 0 } };
+        HarnessPrices priced = { prices, ELEMENTSOF(prices), 1000 * PRICE_PICO_PER_MICRO };
+        HarnessPrices counted = { prices, ELEMENTSOF(prices), 0 };
+        Harness h;
+        char answer[4096];
+        BrokerReport report;
+
+        harness_start_priced(&h, "x-api-key", 0, &priced);
+        exchange(&h, POST_MODEL_4("/v1/no-usage", "fake"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, "msg_2"), "%s", answer);
+        exchange(&h, POST_MODEL_4("/v1/messages", "fake"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, " 429 ") && strstr(answer, "stated no usage"), "%s", answer);
+        report = harness_stop(&h);
+        ck_assert_uint_eq(report.forwarded, 1);
+        ck_assert_uint_eq(report.over_budget, 1);
+        ck_assert_uint_eq(report.unpriced, 1);
+
+        harness_start_priced(&h, "x-api-key", 0, &counted);
+        exchange(&h, POST_MODEL_5("/v1/messages", "other"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, "msg_1"), "%s", answer);
+        exchange(&h, POST_MODEL_4("/v1/messages", "fake"), answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, "msg_1"), "%s", answer);
+        report = harness_stop(&h);
+        ck_assert_uint_eq(report.forwarded, 2);
+        ck_assert_uint_eq(report.unpriced, 1);
+        ck_assert_uint_eq(report.spent, 3 * PRICE_PICO_PER_MICRO);
+}
+END_TEST
+
 START_TEST(test_upstream_unreachable)
 {
         Harness h;
@@ -585,6 +684,8 @@ static Suite *broker_suite(void)
         tcase_add_test(t, test_refusals_reach_nothing);
         tcase_add_test(t, test_streams_as_it_comes);
         tcase_add_test(t, test_max_requests);
+        tcase_add_test(t, test_budget);
+        tcase_add_test(t, test_budget_no_usage);
         tcase_add_test(t, test_upstream_unreachable);
         tcase_add_test(t, test_body_bounds);
         suite_add_tcase(s, t);

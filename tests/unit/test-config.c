@@ -89,22 +89,35 @@ END_TEST
 
 START_TEST(test_run_table)
 {
-        _cleanup_(config_freep) Config *c = parse_ok("[run]\n"
-                                                     "trusted-paths = [\".claude/\", \"a/b.toml\", \"x\"]\n"
-                                                     "env = [\"MODEL\", \"_X1\"]\n"
-                                                     "timeout = 60\n"
-                                                     "max-file-bytes = 1\n"
-                                                     "max-total-bytes = 1099511627776\n"
-                                                     "max-files = 100000\n"
-                                                     "max-requests = 1000000\n"
-                                                     "confine = \"none\"\n"
-                                                     "profile = \"claude\"\n"
-                                                     "clone-max-bytes = 1\n"
-                                                     "clone-max-object-bytes = 2\n"
-                                                     "clone-max-files = 100000000\n"
-                                                     "clone-max-checkout-bytes = 3\n"
-                                                     "clone-max-memory = 67108864\n");
+        _cleanup_(config_freep) Config *c =
+                parse_ok("[run]\n"
+                         "trusted-paths = [\".claude/\", \"a/b.toml\", \"x\"]\n"
+                         "env = [\"MODEL\", \"_X1\"]\n"
+                         "timeout = 60\n"
+                         "max-file-bytes = 1\n"
+                         "max-total-bytes = 1099511627776\n"
+                         "max-files = 100000\n"
+                         "max-requests = 1000000\n"
+                         "confine = \"none\"\n"
+                         "profile = \"claude\"\n"
+                         "clone-max-bytes = 1\n"
+                         "clone-max-object-bytes = 2\n"
+                         "clone-max-files = 100000000\n"
+                         "clone-max-checkout-bytes = 3\n"
+                         "clone-max-memory = 67108864\n"
+                         "budget = \"2.50\"\n"
+                         "[run.prices]\n"
+                         "claude-sonnet-4-5 = { input = 3, output = \"15.00\" }\n"
+                         "\"gpt-5.1*\" = { input = \"1.25\", output = 10 }\n");
 
+        ck_assert_uint_eq(c->run_budget, 2500000);
+        ck_assert_uint_eq(c->n_run_prices, 2);
+        ck_assert_str_eq(c->run_prices[0].model, "claude-sonnet-4-5");
+        ck_assert_uint_eq(c->run_prices[0].input, 3000000);
+        ck_assert_uint_eq(c->run_prices[0].output, 15000000);
+        ck_assert_str_eq(c->run_prices[1].model, "gpt-5.1*");
+        ck_assert_uint_eq(c->run_prices[1].input, 1250000);
+        ck_assert_uint_eq(c->run_prices[1].output, 10000000);
         ck_assert_uint_eq(c->run_clone_max_bytes, 1);
         ck_assert_uint_eq(c->run_clone_max_object_bytes, 2);
         ck_assert_uint_eq(c->run_clone_max_files, 100000000);
@@ -629,6 +642,27 @@ static const Refusal refusals[] = {
         { "[run]\nmax-files = 100001\n", 2, 13, "is out of range (1 to 100000)" },
         { "[run]\nmax-requests = 0\n", 2, 16, "is out of range (1 to 1000000)" },
         { "[run]\nmax-requests = 1000001\n", 2, 16, "is out of range (1 to 1000000)" },
+        { "[run]\nbudget = 5\n", 2, 10,
+          "[run] budget: no [run.prices]: a budget is kept by the price of each model's tokens" },
+        { "[run]\nbudget = 0\n", 2, 10, "[run] budget: 0 is out of range (0.000001 to 1000000)" },
+        { "[run]\nbudget = \"1000000.000001\"\n", 2, 10, "is out of range (0.000001 to 1000000)" },
+        { "[run]\nbudget = -1\n", 2, 10, "[run] budget: -1 is negative" },
+        { "[run]\nbudget = \"1.5 USD\"\n", 2, 10,
+          "[run] budget: \"1.5 USD\" is not an amount (digits, perhaps a '.' and at most six more)" },
+        { "[run]\nbudget = true\n", 2, 10, "[run] budget: expected an amount" },
+        { "[run.prices]\nm = { input = 1 }\n", 2, 5, "[run.prices] m: needs both input and output" },
+        { "[run.prices]\nm = { input = 1, output = 1, cache = 1 }\n", 2, 30,
+          "[run.prices] m: unknown key \"cache\" (a price has input and output)" },
+        { "[run.prices]\nm = { input = 1, output = 10001 }\n", 2, 27,
+          "[run.prices] m: 10001 is out of range (0 to 10000)" },
+        { "[run.prices]\nm = { input = \"0.0000001\", output = 1 }\n", 2, 15, "is not an amount" },
+        { "[run.prices]\nm = 3\n", 2, 5,
+          "[run.prices] m: expected { input = AMOUNT, output = AMOUNT }, found an integer" },
+        { "[run.prices]\n\"a*b\" = { input = 1, output = 1 }\n", 2, 1,
+          "[run.prices] \"a*b\" is not a model's name" },
+        { "[run.prices]\n\"*\" = { input = 1, output = 1 }\n", 2, 1, "is not a model's name" },
+        { "[run.prices]\n\"a b\" = { input = 1, output = 1 }\n", 2, 1, "is not a model's name" },
+        { "[run]\nprices = 1\n", 2, 10, "[run] prices: expected a table" },
         { "[run]\nclone-max-bytes = 0\n", 2, 19,
           "[run] clone-max-bytes: 0 is out of range (1 to 1099511627776)" },
         { "[run]\nclone-max-object-bytes = 1099511627777\n", 2, 26, "is out of range (1 to 1099511627776)" },

@@ -263,7 +263,12 @@ START_TEST(test_key_way)
                       .api_over = 1,
                       .api_max = 7,
                       .api_input_tokens = 1500,
-                      .api_output_tokens = 320 };
+                      .api_output_tokens = 320,
+                      .api_priced = true,
+                      .api_spent = 9300000000ULL, /* 1500 at 3 and 320 at 15 per million */
+                      .api_budget = 5000000ULL * 1000000,
+                      .api_over_budget = 1,
+                      .api_unpriced = 2 };
         _cleanup_free_ char *md = markdown_of(&s), *json = json_of(&s), *md_file = NULL, *json_file = NULL;
         Summary f = {
                 .plan = &plan, .result = "succeeded", .confine = "none", .profile = "claude", .token = "file"
@@ -272,15 +277,21 @@ START_TEST(test_key_way)
         ck_assert_msg(strstr(md, "| run token | from standard input, held by the key broker; the agent had "
                                  "a placeholder |"),
                       "%s", md);
-        ck_assert_msg(strstr(md, "| model API requests | 7 forwarded with the key, 2 refused (1 over "
-                                 "max-requests, 7); the answers said 1500 input and 320 output tokens |"),
+        ck_assert_msg(strstr(md,
+                             "| model API requests | 7 forwarded with the key, 2 refused (1 over "
+                             "max-requests, 7) (1 over the budget); the answers said 1500 input and 320 "
+                             "output tokens, costing 0.009300 of a budget of 5.000000 and 2 requests at a "
+                             "cost not known |"),
                       "%s", md);
         ck_assert_msg(strstr(json, "\"token\": \"broker\""), "%s", json);
-        ck_assert_msg(strstr(json,
-                             "\"api-requests\": {\n    \"forwarded\": 7,\n    \"input-tokens\": 1500,\n    "
-                             "\"max-requests\": 7,\n    \"output-tokens\": 320,\n    "
-                             "\"over-max-requests\": 1,\n    \"refused\": 2\n  }"),
-                      "%s", json);
+        ck_assert_msg(
+                strstr(json,
+                       "\"api-requests\": {\n    \"budget\": \"5.000000\",\n    \"cost\": \"0.009300\",\n   "
+                       " "
+                       "\"forwarded\": 7,\n    \"input-tokens\": 1500,\n    "
+                       "\"max-requests\": 7,\n    \"output-tokens\": 320,\n    \"over-budget\": 1,\n    "
+                       "\"over-max-requests\": 1,\n    \"refused\": 2,\n    \"unpriced\": 2\n  }"),
+                "%s", json);
         md_file = markdown_of(&f);
         json_file = json_of(&f);
         ck_assert_msg(strstr(md_file, "| run token | from standard input, to the agent in a 0600 file |"),
