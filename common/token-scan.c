@@ -14,6 +14,20 @@
 
 #include "macro.h"
 
+/* What is looked for: the secret's bytes, or (print set) a secret known by its print alone. */
+typedef struct Needle {
+        const char *secret;
+        size_t size;
+        const KeyPrint *print;
+} Needle;
+
+static bool needle_in(const Needle *n, const char *data, size_t size)
+{
+        if (n->print)
+                return key_print_find(n->print, data, size);
+        return size >= n->size && memmem(data, size, n->secret, n->size);
+}
+
 static bool errno_denied(int err)
 {
         return err == EACCES || err == EPERM;
@@ -38,8 +52,8 @@ static int scan_buffer_new(size_t secret_size, char **ret)
 
 /* Reads fd to its end, or until budget bytes were read, looking for the secret. Returns 1 (found) or 0,
  * with the bytes read in *ret_read and *ret_more set when the budget ran out before the end; or -errno. */
-static int scan_fd(int fd, const char *secret, size_t secret_size, char *buf, uint64_t budget,
-                   uint64_t *ret_read, bool *ret_more)
+static int scan_fd(int fd, const Needle *needle, char *buf, uint64_t budget, uint64_t *ret_read,
+                   bool *ret_more)
 {
         size_t keep = 0;
         uint64_t done = 0;
@@ -67,11 +81,11 @@ static int scan_fd(int fd, const char *secret, size_t secret_size, char *buf, ui
                         break;
                 done += (uint64_t)k;
                 have = keep + (size_t)k;
-                if (have >= secret_size && memmem(buf, have, secret, secret_size)) {
+                if (needle_in(needle, buf, have)) {
                         *ret_read = done;
                         return 1;
                 }
-                keep = have < secret_size - 1 ? have : secret_size - 1;
+                keep = have < needle->size - 1 ? have : needle->size - 1;
                 memmove(buf, buf + have - keep, keep);
         }
         *ret_read = done;
@@ -79,8 +93,7 @@ static int scan_fd(int fd, const char *secret, size_t secret_size, char *buf, ui
 }
 
 typedef struct Walk {
-        const char *secret;
-        size_t secret_size;
+        const Needle *needle;
         const struct stat *skip;
         size_t n_skip;
         const TokenScanLimits *lim;
@@ -136,7 +149,7 @@ static int walk_file(Walk *w, int dir_fd, const char *name, const struct stat *s
         if (!S_ISREG(fst.st_mode) || fst.st_dev != w->dev || walk_skipped(w, &fst))
                 return 0;
         w->scan->files++;
-        r = scan_fd(fd, w->secret, w->secret_size, w->buf, w->lim->max_bytes - w->scan->bytes, &n, &more);
+        r = scan_fd(fd, w->needle, w->buf, w->lim->max_bytes - w->scan->bytes, &n, &more);
         w->scan->bytes += n;
         if (r < 0)
                 return r;
@@ -219,8 +232,8 @@ static int walk_dir(Walk *w, int dir_fd, size_t len, unsigned depth)
         return errno != 0 ? -errno : 0;
 }
 
-int token_scan_tree(const char *root, const char *secret, size_t secret_size, const struct stat *skip,
-                    size_t n_skip, const TokenScanLimits *lim, TokenScan *scan)
+static int scan_tree(const char *root, const Needle *needle, const struct stat *skip, size_t n_skip,
+                     const TokenScanLimits *lim, TokenScan *scan)
 {
         _cleanup_free_ char *buf = NULL;
         _cleanup_free_ Walk *w = NULL;
@@ -229,8 +242,6 @@ int token_scan_tree(const char *root, const char *secret, size_t secret_size, co
         int r;
 
         assert(root);
-        assert(secret);
-        assert(secret_size > 0);
         assert(skip || n_skip == 0);
         assert(lim);
         assert(scan);
@@ -253,15 +264,14 @@ int token_scan_tree(const char *root, const char *secret, size_t secret_size, co
         if (fstat(fd, &st) < 0)
                 return -errno;
 
-        r = scan_buffer_new(secret_size, &buf);
+        r = scan_buffer_new(needle->size, &buf);
         if (r < 0)
                 return r;
         w = malloc(sizeof(*w));
         if (!w)
                 return -ENOMEM;
         *w = (Walk){
-                .secret = secret,
-                .secret_size = secret_size,
+                .needle = needle,
                 .skip = skip,
                 .n_skip = n_skip,
                 .lim = lim,
@@ -280,9 +290,24 @@ int token_scan_tree(const char *root, const char *secret, size_t secret_size, co
         return r < 0 ? r : 0;
 }
 
+int token_scan_tree(const char *root, const char *secret, size_t secret_size, const struct stat *skip,
+                    size_t n_skip, const TokenScanLimits *lim, TokenScan *scan)
+{
+        assert(secret);
+        assert(secret_size > 0);
+        return scan_tree(root, &(Needle){ .secret = secret, .size = secret_size }, skip, n_skip, lim, scan);
+}
+
+int key_scan_tree(const char *root, const KeyPrint *print, const struct stat *skip, size_t n_skip,
+                  const TokenScanLimits *lim, TokenScan *scan)
+{
+        assert(print);
+        return scan_tree(root, &(Needle){ .size = print->size, .print = print }, skip, n_skip, lim, scan);
+}
+
 /* Searches dir_fd/name of process pid ("environ" or "cmdline"). */
-static int scan_proc_file(int dir_fd, const char *name, long pid, const char *secret, size_t secret_size,
-                          char *buf, TokenScan *scan, bool *ret_read)
+static int scan_proc_file(int dir_fd, const char *name, long pid, const Needle *needle, char *buf,
+                          TokenScan *scan, bool *ret_read)
 {
         _cleanup_close_ int fd =
                 openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
@@ -303,7 +328,7 @@ static int scan_proc_file(int dir_fd, const char *name, long pid, const char *se
                 return errno == ESRCH ? 0 : -errno;
         if (!S_ISREG(st.st_mode))
                 return 0;
-        r = scan_fd(fd, secret, secret_size, buf, TOKEN_SCAN_PROC_MAX, &n, &more);
+        r = scan_fd(fd, needle, buf, TOKEN_SCAN_PROC_MAX, &n, &more);
         if (r < 0) {
                 if (errno_denied(-r)) {
                         scan->denied++;
@@ -325,7 +350,7 @@ static int scan_proc_file(int dir_fd, const char *name, long pid, const char *se
         return 0;
 }
 
-int token_scan_processes(const char *proc_root, const char *secret, size_t secret_size, TokenScan *scan)
+static int scan_processes(const char *proc_root, const Needle *needle, TokenScan *scan)
 {
         _cleanup_closedir_ DIR *d = NULL;
         _cleanup_free_ char *buf = NULL;
@@ -333,13 +358,11 @@ int token_scan_processes(const char *proc_root, const char *secret, size_t secre
         int fd, r;
 
         assert(proc_root);
-        assert(secret);
-        assert(secret_size > 0);
         assert(scan);
 
         if (scan->found)
                 return 0;
-        r = scan_buffer_new(secret_size, &buf);
+        r = scan_buffer_new(needle->size, &buf);
         if (r < 0)
                 return r;
         fd = open(proc_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -375,7 +398,7 @@ int token_scan_processes(const char *proc_root, const char *secret, size_t secre
                 for (size_t i = 0; i < ELEMENTSOF(files); i++) {
                         bool read_it;
 
-                        r = scan_proc_file(pid_fd, files[i], pid, secret, secret_size, buf, scan, &read_it);
+                        r = scan_proc_file(pid_fd, files[i], pid, needle, buf, scan, &read_it);
                         if (r < 0)
                                 return r;
                         any = any || read_it;
@@ -388,6 +411,19 @@ int token_scan_processes(const char *proc_root, const char *secret, size_t secre
                         return 0;
         }
         return errno != 0 ? -errno : 0;
+}
+
+int token_scan_processes(const char *proc_root, const char *secret, size_t secret_size, TokenScan *scan)
+{
+        assert(secret);
+        assert(secret_size > 0);
+        return scan_processes(proc_root, &(Needle){ .secret = secret, .size = secret_size }, scan);
+}
+
+int key_scan_processes(const char *proc_root, const KeyPrint *print, TokenScan *scan)
+{
+        assert(print);
+        return scan_processes(proc_root, &(Needle){ .size = print->size, .print = print }, scan);
 }
 
 void token_scan_done(TokenScan *scan)

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "key-print.h"
+
 /* Files are read in chunks of this size; the last secret_size - 1 bytes of one chunk are kept before the
  * next, so a secret across the boundary is found. */
 #define TOKEN_SCAN_CHUNK (64U * 1024U)
@@ -49,6 +51,12 @@ int token_scan_tree(const char *root, const char *secret, size_t secret_size, co
  * processes that vanish or deny are skipped (counted in denied for EACCES/EPERM). Stops at the first
  * find. Returns 0 or -errno. */
 int token_scan_processes(const char *proc_root, const char *secret, size_t secret_size, TokenScan *scan);
+
+/* The same two searches for a secret the caller knows only by its print (key-print.h): the model's key,
+ * which the sandbox side is never given. */
+int key_scan_tree(const char *root, const KeyPrint *print, const struct stat *skip, size_t n_skip,
+                  const TokenScanLimits *lim, TokenScan *scan);
+int key_scan_processes(const char *proc_root, const KeyPrint *print, TokenScan *scan);
 
 /* Frees found. */
 void token_scan_done(TokenScan *scan);

@@ -36,6 +36,8 @@
 #include "egress-env.h"
 #include "export-receive.h"
 #include "helper-call.h"
+#include "key-print.h"
+#include "key-probes.h"
 #include "macro.h"
 #include "parse.h"
 #include "profile.h"
@@ -634,7 +636,7 @@ static int phase_check(Run *run)
 
 typedef struct ProfileOut {
         CheckStream stream;
-        bool seen[16]; /* one per token probe (token_probe_names, 9 of them) */
+        bool seen[16]; /* one per probe expected: the token's (9), the key's (3) with the broker */
         unsigned ok, notes, failed;
         char first_fail[SUMMARY_TEXT_MAX];
         bool bad;
@@ -711,9 +713,38 @@ static size_t runner_dirs(char **dirs, size_t max)
         return n;
 }
 
+/* The key probes' inputs (key-probes.h): the key's print, and a decoy of its length with the print of it
+ * the control must find. The decoy is random hexadecimal, worth nothing. */
+static int key_probe_args(const Run *run, char *key_print, char *decoy, char *decoy_print)
+{
+        KeyPrint k, d;
+        int r;
+
+        for (size_t i = 0; i < run->token_size; i += 2 * RANDOM_HEX_MAX) {
+                char chunk[2 * RANDOM_HEX_MAX + 1];
+
+                r = random_hex(chunk, RANDOM_HEX_MAX);
+                if (r < 0)
+                        return r;
+                memcpy(decoy + i, chunk,
+                       run->token_size - i < 2 * RANDOM_HEX_MAX ? run->token_size - i : 2 * RANDOM_HEX_MAX);
+        }
+        decoy[run->token_size] = '\0';
+        r = key_print_make(run->token, run->token_size, &k);
+        if (r >= 0)
+                r = key_print_make_with_base(decoy, run->token_size, k.base, &d);
+        if (r >= 0)
+                r = key_print_format(&k, key_print, KEY_PRINT_TEXT_MAX);
+        if (r >= 0)
+                r = key_print_format(&d, decoy_print, KEY_PRINT_TEXT_MAX);
+        return r;
+}
+
 static int phase_profile(Run *run)
 {
-        char *args[16 + 2 * TOKEN_RUNNER_DIRS_MAX] = {};
+        char *args[22 + 2 * TOKEN_RUNNER_DIRS_MAX] = {};
+        char *names[16] = {};
+        char key_print[KEY_PRINT_TEXT_MAX], decoy_print[KEY_PRINT_TEXT_MAX], decoy[TOKEN_MAX + 1];
         char *dirs[TOKEN_RUNNER_DIRS_MAX];
         char detail[SUMMARY_TEXT_MAX];
         ProfileOut out = {};
@@ -730,11 +761,15 @@ static int phase_profile(Run *run)
         Entered e = { .pidfd = -EBADF, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
         long long t0 = now_ms();
         EnterEnd end = ENTER_EXITED;
-        size_t k = 0, n_dirs = runner_dirs(dirs, ELEMENTSOF(dirs));
+        size_t k = 0, n_dirs = runner_dirs(dirs, ELEMENTSOF(dirs)), n_names = 0;
         int r;
 
         phase_start("profile");
-        check_stream_init(&out.stream, (char *const *)token_probe_names, out.seen);
+        for (size_t i = 0; token_probe_names[i]; i++)
+                names[n_names++] = (char *)token_probe_names[i];
+        for (size_t i = 0; run->broker_on && key_probe_names[i]; i++)
+                names[n_names++] = (char *)key_probe_names[i];
+        check_stream_init(&out.stream, names, out.seen);
         args[k++] = (char *)"run-inside";
         args[k++] = (char *)"profile";
         args[k++] = (char *)"--run-dir";
@@ -747,8 +782,20 @@ static int phase_profile(Run *run)
                 args[k++] = (char *)"--container-image";
                 args[k++] = run->config->check_container_image;
         }
-        if (run->broker_on)
+        if (run->broker_on) {
+                r = key_probe_args(run, key_print, decoy, decoy_print);
+                if (r < 0) {
+                        phase_end(run, "profile", t0, false, "cannot make the key probes' print");
+                        return RUN_EXIT_NOT_RUN;
+                }
                 args[k++] = (char *)"--broker";
+                args[k++] = (char *)"--key-print";
+                args[k++] = key_print;
+                args[k++] = (char *)"--key-decoy";
+                args[k++] = decoy;
+                args[k++] = (char *)"--key-decoy-print";
+                args[k++] = decoy_print;
+        }
         if (run->token) {
                 args[k++] = (char *)"--token";
                 for (size_t i = 0; i < n_dirs; i++) {
@@ -781,7 +828,7 @@ static int phase_profile(Run *run)
         else if (pump.status != 0)
                 (void)snprintf(detail, sizeof(detail), "%.400s",
                                out.n_err ? first_line(out.err) : "the sandbox side failed");
-        else if (run->token && out.ok + out.notes != strv_length((char **)token_probe_names))
+        else if (run->token && out.ok + out.notes != n_names)
                 (void)snprintf(detail, sizeof(detail), "%u of the token probes reported",
                                out.ok + out.notes);
         else {

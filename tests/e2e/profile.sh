@@ -165,6 +165,7 @@ no_token_in() { # WHAT FILE...
 probe_result() { grep -o "^\(ok\|FAIL\) \[$1\]" "$work/run.err" | cut -d' ' -f1; }
 PROBES="token-config-control token-config-mode token-config-dir-mode token-files token-processes token-runner-file"
 CONTAINER_PROBES="token-container-control token-container-subuid-control token-container-subuid"
+KEY_PROBES="api-key-control api-key-files api-key-processes"
 
 # ---------------------------------------------------------------------------------------------------------
 for confine in bubblewrap none; do
@@ -204,6 +205,13 @@ for confine in bubblewrap none; do
         expect_eq "claude ($confine): no argument holds it" 0 "$(grep '^argv: ' "$R" | grep -cF -- "$TOKEN")"
         for p in $PROBES; do
                 expect_eq "claude ($confine): $p passed" ok "$(probe_result "$p")"
+        done
+        for p in $KEY_PROBES; do
+                if [ "$WAY" = broker ]; then
+                        expect_eq "claude ($confine): $p passed" ok "$(probe_result "$p")"
+                else
+                        expect_eq "claude ($confine): $p did not run (the key is the agent's, in its file)" "" "$(probe_result "$p")"
+                fi
         done
         for p in $CONTAINER_PROBES; do
                 expect_contains "claude ($confine): $p a note without before-agent" \
@@ -478,6 +486,52 @@ cp -p "$work/installed.toml" /etc/agentic-job/config.toml
 expect_eq "budget without the broker: status 2" 2 "$status"
 expect_contains "... saying so" "[run] budget is kept by the key broker, and this run has none" "$(cat "$work/run.err")"
 expect_eq "... nothing made: no --out" no "$([ -e "$OUT" ] && echo yes || echo no)"
+
+# Each key probe's protection removed: the key where the sandbox user can read it (a file of root's, mode
+# 0644; a process of root's with the key on its command line): exactly that probe fails, naming the place,
+# and the agent never starts. The key probes are given the key's print, never the key.
+expect_only_key_failing() { # WHAT PROBE
+        expect_eq "$1: status 4 (not started)" 4 "$status"
+        for p in $KEY_PROBES; do
+                if [ "$p" = "$2" ]; then
+                        expect_eq "$1: $p fails" FAIL "$(probe_result "$p")"
+                else
+                        expect_eq "$1: $p passes" ok "$(probe_result "$p")"
+                fi
+        done
+        for p in $PROBES; do
+                expect_eq "$1: $p passes (the placeholder is the token the agent holds)" ok "$(probe_result "$p")"
+        done
+        expect_absent "$1: the agent never ran" "$OUT/workspace/out/api.txt"
+        no_token_in "$1: run's output and summaries" "$work/run.out" "$work/run.err" "$OUT/summary.json"
+        expect_eq "$1: nothing of the sandbox user survived" 0 "$(pgrep -u "$SANDBOX_UID" | wc -l)"
+}
+printf 'ANTHROPIC_API_KEY=%s\n' "$TOKEN" >/var/tmp/ajt-planted-key
+chmod 0644 /var/tmp/ajt-planted-key
+on_exit "rm -f /var/tmp/ajt-planted-key"
+OUT=$RUNNER_HOME/key-file
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+show
+expect_only_key_failing "the key in a file of root's, mode 0644" api-key-files
+expect_contains "... naming it" "the model's key is in /var/tmp/ajt-planted-key" "$(grep '^FAIL \[api-key-files\]' "$work/run.err")"
+rm -f /var/tmp/ajt-planted-key
+bash -c 'exec -a "$0" sleep 600' "$TOKEN" </dev/null >/dev/null 2>&1 &
+planted_pid=$!
+on_exit "kill $planted_pid 2>/dev/null"
+for _ in $(seq 100); do grep -qF -- "$TOKEN" "/proc/$planted_pid/cmdline" 2>/dev/null && break; sleep 0.05; done
+OUT=$RUNNER_HOME/key-process
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+expect_only_key_failing "the key on a command line of root's" api-key-processes
+expect_contains "... naming it" "the model's key is in pid $planted_pid cmdline" "$(grep '^FAIL \[api-key-processes\]' "$work/run.err")"
+kill "$planted_pid"
+wait "$planted_pid" 2>/dev/null
+# The control of both: nothing planted, every key probe passes, the control's decoy found by its print.
+OUT=$RUNNER_HOME/key-none
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+expect_eq "the control: nothing planted, status 0" 0 "$status"
+expect_contains "... the decoy found by its print in a file and a process" \
+        "ok [api-key-control] a decoy of the key's length (39 bytes) found by its print in a file and a process" "$(cat "$work/run.err")"
+expect_eq "... no decoy file left in the sandbox user's home" 0 "$(find "$SANDBOX_HOME" -maxdepth 1 -name '.agentic-job-key-control.*' | wc -l)"
 cp -p "$work/policy.orig" "$POLICY"
 { "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
 

@@ -205,6 +205,50 @@ START_TEST(test_chunk_boundary)
 }
 END_TEST
 
+/* The same search by the secret's print alone (key_scan_tree): every split across the chunk boundary. */
+START_TEST(test_key_chunk_boundary)
+{
+        char secret[41];
+        size_t len;
+        KeyPrint print;
+
+        make_secret(secret);
+        len = strlen(secret);
+        ck_assert_int_eq(key_print_make(secret, len, &print), 0);
+        make_dir("k-chunk");
+        for (size_t split = 0; split <= len; split++) {
+                TokenScan scan = { 0 };
+                char rel[64], want[256], root[256];
+
+                (void)snprintf(rel, sizeof(rel), "k-chunk/%zu", split);
+                make_dir(rel);
+                (void)snprintf(rel, sizeof(rel), "k-chunk/%zu/file", split);
+                make_file_with(rel, TOKEN_SCAN_CHUNK + 100, secret, TOKEN_SCAN_CHUNK - split);
+                path_of(want, sizeof(want), rel);
+                (void)snprintf(rel, sizeof(rel), "k-chunk/%zu", split);
+                path_of(root, sizeof(root), rel);
+                ck_assert_int_eq(key_scan_tree(root, &print, NULL, 0, &wide, &scan), 0);
+                ck_assert_msg(scan.found && strcmp(scan.found, want) == 0, "split %zu: found %s", split,
+                              scan.found ? scan.found : "nothing");
+                token_scan_done(&scan);
+        }
+        /* One byte of it different: nothing found, every file read. */
+        {
+                TokenScan scan = { 0 };
+                char root[256];
+
+                secret[len / 2] ^= 1;
+                make_dir("k-none");
+                make_file_with("k-none/file", 3 * TOKEN_SCAN_CHUNK, secret, TOKEN_SCAN_CHUNK - 5);
+                path_of(root, sizeof(root), "k-none");
+                ck_assert_int_eq(key_scan_tree(root, &print, NULL, 0, &wide, &scan), 0);
+                ck_assert_ptr_null(scan.found);
+                ck_assert_uint_eq(scan.files, 1);
+                ck_assert_uint_eq(scan.bytes, 3 * TOKEN_SCAN_CHUNK);
+        }
+}
+END_TEST
+
 START_TEST(test_skip)
 {
         TokenScan scan = { 0 };
@@ -553,6 +597,30 @@ START_TEST(test_processes_argv)
 }
 END_TEST
 
+START_TEST(test_key_processes_argv)
+{
+        TokenScan scan = { 0 };
+        char secret[41], want[64];
+        char *argv[] = { secret, "30", NULL };
+        char *envp[] = { NULL };
+        KeyPrint print;
+        pid_t pid;
+        int r;
+
+        make_secret(secret);
+        ck_assert_int_eq(key_print_make(secret, strlen(secret), &print), 0);
+        pid = spawn_sleeper(argv, envp, "cmdline");
+        r = key_scan_processes("/proc", &print, &scan);
+        reap(pid);
+
+        ck_assert_int_eq(r, 0);
+        (void)snprintf(want, sizeof(want), "pid %ld cmdline", (long)pid);
+        ck_assert_ptr_nonnull(scan.found);
+        ck_assert_str_eq(scan.found, want);
+        token_scan_done(&scan);
+}
+END_TEST
+
 START_TEST(test_processes_absent)
 {
         TokenScan scan = { 0 };
@@ -614,6 +682,8 @@ int main(void)
         tcase_add_test(tc, test_not_found);
         tcase_add_test(tc, test_chunk_boundary);
         tcase_add_test(tc, test_skip);
+        tcase_add_test(tc, test_key_chunk_boundary);
+        tcase_add_test(tc, test_key_processes_argv);
         tcase_add_test(tc, test_symlink);
         tcase_add_test(tc, test_fifo);
         tcase_add_test(tc, test_denied);

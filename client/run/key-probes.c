@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+#include "key-probes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "probe-emit.h"
+#include "token-scan.h"
+#include "write-all.h"
+
+const char *const key_probe_names[] = { "api-key-control", "api-key-files", "api-key-processes", NULL };
+
+#define SCAN_FILES    200000
+#define SCAN_BYTES    (8ULL << 30)
+#define SCAN_DEPTH    64
+#define DECOY_WAIT_MS 5000 /* for the decoy's process to show its command line */
+#define SLEEP_PATH    "/bin/sleep"
+
+static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        probe_vemit(name, ok ? "ok" : "fail", start, fmt, ap);
+        va_end(ap);
+        return ok;
+}
+
+static const TokenScanLimits limits = { SCAN_FILES, SCAN_BYTES, SCAN_DEPTH };
+
+/* Every root searched for the print; the first find in *scan. */
+static int scan_roots(const KeyProbeInput *in, const KeyPrint *print, TokenScan *scan)
+{
+        struct stat skip;
+        size_t n_skip = in->workspace && lstat(in->workspace, &skip) == 0;
+        int r = 0;
+
+        for (char *const *root = in->roots; r >= 0 && *root && !scan->found; root++)
+                r = key_scan_tree(*root, print, &skip, n_skip, &limits, scan);
+        return r;
+}
+
+/* A process whose command line is the decoy: sleep, with the decoy as its argv[0] (free text to it).
+ * Returns its pid once /proc shows that command line, or -errno. */
+static pid_t decoy_process(const char *decoy)
+{
+        char path[64], c;
+        int p[2], err = 0;
+        pid_t pid;
+
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid = fork();
+        if (pid < 0) {
+                err = errno;
+                (void)close(p[0]);
+                (void)close(p[1]);
+                return -err;
+        }
+        if (pid == 0) {
+                char *argv[] = { (char *)decoy, (char *)"60", NULL };
+                char *envp[] = { NULL };
+
+                (void)close(p[0]);
+                execve(SLEEP_PATH, argv, envp);
+                err = errno;
+                _exit(write(p[1], &err, sizeof(err)) == (ssize_t)sizeof(err) ? 127 : 126);
+        }
+        (void)close(p[1]);
+        if (read(p[0], &err, sizeof(err)) != 0) {
+                (void)close(p[0]);
+                (void)waitpid(pid, NULL, 0);
+                return -(err ? err : EIO);
+        }
+        (void)close(p[0]);
+        /* exec() has happened (the pipe closed); the new command line shows once it is read back. */
+        (void)snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        for (int waited = 0; waited < DECOY_WAIT_MS; waited++) {
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+                if (fd >= 0 && read(fd, &c, 1) == 1 && c == decoy[0])
+                        return pid;
+                (void)nanosleep(&(struct timespec){ .tv_nsec = 1000 * 1000 }, NULL);
+        }
+        (void)kill(pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        return -ETIMEDOUT;
+}
+
+/* The control: the decoy, planted in a file of the home and in a process's command line, is found in
+ * both by the print the runner side made of it; else the two searches below prove nothing. */
+static bool probe_control(const KeyProbeInput *in)
+{
+        _cleanup_free_ char *file = NULL;
+        char want[64];
+        TokenScan files = {}, procs = {};
+        long long t0 = probe_now_ms();
+        bool ok = false;
+        pid_t pid;
+        int fd, r;
+
+        if (strlen(in->decoy) != in->decoy_print->size || in->decoy_print->size != in->key->size)
+                return emit("api-key-control", false, t0, "the decoy is not of the key's length");
+        if (asprintf(&file, "%s/.agentic-job-key-control.XXXXXX", in->home) < 0)
+                return emit("api-key-control", false, t0, "out of memory");
+        fd = mkostemp(file, O_CLOEXEC);
+        if (fd < 0)
+                return emit("api-key-control", false, t0, "cannot make %s: %s", file, strerror(errno));
+        r = write_all(fd, in->decoy, strlen(in->decoy));
+        (void)close(fd);
+        pid = r < 0 ? r : decoy_process(in->decoy);
+        if (pid < 0) {
+                (void)unlink(file);
+                return emit("api-key-control", false, t0, "cannot plant the decoy: %s", strerror((int)-pid));
+        }
+        r = scan_roots(in, in->decoy_print, &files);
+        if (r >= 0)
+                r = key_scan_processes("/proc", in->decoy_print, &procs);
+        (void)kill(pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        (void)unlink(file);
+        (void)snprintf(want, sizeof(want), "pid %d cmdline", (int)pid);
+        if (r < 0)
+                emit("api-key-control", false, t0, "the search failed: %s", strerror(-r));
+        else if (!files.found || strcmp(files.found, file) != 0)
+                emit("api-key-control", false, t0,
+                     "the decoy planted in %s was not found by its print (found: %s)", file,
+                     files.found ? files.found : "nothing");
+        else if (!procs.found || strcmp(procs.found, want) != 0)
+                emit("api-key-control", false, t0,
+                     "the decoy in the command line of pid %d was not found by its print (found: %s)",
+                     (int)pid, procs.found ? procs.found : "nothing");
+        else
+                ok = emit(
+                        "api-key-control", true, t0,
+                        "a decoy of the key's length (%zu bytes) found by its print in a file and a process",
+                        in->key->size);
+        token_scan_done(&files);
+        token_scan_done(&procs);
+        return ok;
+}
+
+/* A search's answer: found, incomplete (a limit hit: no proof), or not there. */
+static bool scan_result(const char *name, long long t0, int r, const TokenScan *s, const char *what)
+{
+        if (r < 0)
+                return emit(name, false, t0, "the search failed: %s", strerror(-r));
+        if (s->found)
+                return emit(name, false, t0, "the model's key is in %s", s->found);
+        if (s->truncated)
+                return emit(name, false, t0,
+                            "the search stopped at a limit (%ju files, %ju bytes): it is incomplete",
+                            (uintmax_t)s->files, (uintmax_t)s->bytes);
+        return emit(name, true, t0, "not in %s (%ju files, %ju processes read, %ju unreadable)", what,
+                    (uintmax_t)s->files, (uintmax_t)s->processes, (uintmax_t)s->denied);
+}
+
+static bool probe_files(const KeyProbeInput *in)
+{
+        TokenScan s = {};
+        long long t0 = probe_now_ms();
+        int r = scan_roots(in, in->key, &s);
+        bool ok = scan_result("api-key-files", t0, r, &s,
+                              "any file below the home (but the workspace), /run/user/UID, /tmp, /var/tmp, "
+                              "/dev/shm or the runner's places");
+
+        token_scan_done(&s);
+        return ok;
+}
+
+static bool probe_processes(const KeyProbeInput *in)
+{
+        TokenScan s = {};
+        long long t0 = probe_now_ms();
+        int r = key_scan_processes("/proc", in->key, &s);
+        bool ok = scan_result("api-key-processes", t0, r, &s, "any environment or command line");
+
+        token_scan_done(&s);
+        return ok;
+}
+
+int key_probes_run(const KeyProbeInput *in)
+{
+        int failed = 0;
+
+        failed += !probe_control(in);
+        failed += !probe_files(in);
+        failed += !probe_processes(in);
+        return failed;
+}
