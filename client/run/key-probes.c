@@ -16,6 +16,7 @@
 
 #include "macro.h"
 #include "probe-emit.h"
+#include "random-hex.h"
 #include "token-scan.h"
 #include "write-all.h"
 
@@ -98,35 +99,53 @@ static pid_t decoy_process(const char *decoy)
         return -ETIMEDOUT;
 }
 
-/* The control: the decoy, planted in a file of the home and in a process's command line, is found in
- * both by the print the runner side made of it; else the two searches below prove nothing. */
+/* A decoy of the key's length (random hexadecimal, in decoy[size + 1]) and its print with the key's base. */
+static int decoy_make(const KeyPrint *key, char *decoy, KeyPrint *ret)
+{
+        for (size_t i = 0; i < key->size; i += 2 * RANDOM_HEX_MAX) {
+                char chunk[2 * RANDOM_HEX_MAX + 1];
+                size_t n = key->size - i < 2 * RANDOM_HEX_MAX ? key->size - i : 2 * RANDOM_HEX_MAX;
+                int r = random_hex(chunk, RANDOM_HEX_MAX);
+
+                if (r < 0)
+                        return r;
+                memcpy(decoy + i, chunk, n);
+        }
+        decoy[key->size] = '\0';
+        return key_print_make_with_base(decoy, key->size, key->base, ret);
+}
+
+/* The control: a decoy, planted in a file of the home and as a process's command line, is found in both
+ * by its print; else the two searches below prove nothing. */
 static bool probe_control(const KeyProbeInput *in)
 {
-        _cleanup_free_ char *file = NULL;
+        _cleanup_free_ char *file = NULL, *decoy = malloc(in->key->size + 1);
         char want[64];
         TokenScan files = {}, procs = {};
         long long t0 = probe_now_ms();
+        KeyPrint print;
         bool ok = false;
         pid_t pid;
         int fd, r;
 
-        if (strlen(in->decoy) != in->decoy_print->size || in->decoy_print->size != in->key->size)
-                return emit("api-key-control", false, t0, "the decoy is not of the key's length");
-        if (asprintf(&file, "%s/.agentic-job-key-control.XXXXXX", in->home) < 0)
+        if (!decoy || asprintf(&file, "%s/.agentic-job-key-control.XXXXXX", in->home) < 0)
                 return emit("api-key-control", false, t0, "out of memory");
+        r = decoy_make(in->key, decoy, &print);
+        if (r < 0)
+                return emit("api-key-control", false, t0, "cannot make the decoy: %s", strerror(-r));
         fd = mkostemp(file, O_CLOEXEC);
         if (fd < 0)
                 return emit("api-key-control", false, t0, "cannot make %s: %s", file, strerror(errno));
-        r = write_all(fd, in->decoy, strlen(in->decoy));
+        r = write_all(fd, decoy, in->key->size);
         (void)close(fd);
-        pid = r < 0 ? r : decoy_process(in->decoy);
+        pid = r < 0 ? r : decoy_process(decoy);
         if (pid < 0) {
                 (void)unlink(file);
                 return emit("api-key-control", false, t0, "cannot plant the decoy: %s", strerror((int)-pid));
         }
-        r = scan_roots(in, in->decoy_print, &files);
+        r = scan_roots(in, &print, &files);
         if (r >= 0)
-                r = key_scan_processes("/proc", in->decoy_print, &procs);
+                r = key_scan_processes("/proc", &print, &procs);
         (void)kill(pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
         (void)unlink(file);
@@ -146,6 +165,7 @@ static bool probe_control(const KeyProbeInput *in)
                         "api-key-control", true, t0,
                         "a decoy of the key's length (%zu bytes) found by its print in a file and a process",
                         in->key->size);
+        explicit_bzero(decoy, in->key->size);
         token_scan_done(&files);
         token_scan_done(&procs);
         return ok;

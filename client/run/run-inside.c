@@ -58,8 +58,6 @@ typedef struct InsideOptions {
         const char *container_image; /* profile: the image of the token's container probes */
         const char *broker_socket;   /* agent, with --broker: the key broker's socket on the host */
         const char *key_print;       /* profile, with --broker: the model's key by its print (key-print.h) */
-        const char *key_decoy; /* profile: the key probes' decoy, and the print the runner made of it */
-        const char *key_decoy_print;
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
         const char *runner_dirs[TOKEN_RUNNER_DIRS_MAX]; /* profile: the runner's places token-runner-file
@@ -102,8 +100,6 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                                     : strcmp(a, "--container-image") == 0 ? &o->container_image
                                     : strcmp(a, "--broker-socket") == 0   ? &o->broker_socket
                                     : strcmp(a, "--key-print") == 0       ? &o->key_print
-                                    : strcmp(a, "--key-decoy") == 0       ? &o->key_decoy
-                                    : strcmp(a, "--key-decoy-print") == 0 ? &o->key_decoy_print
                                                                           : NULL;
                 uint64_t *num =
                         strcmp(a, "--max-file-bytes") == 0             ? &o->max_file_bytes
@@ -793,23 +789,19 @@ static int run_key_probes(const InsideOptions *o, const char *workspace)
         char run_user[64];
         char *roots[5 + TOKEN_RUNNER_DIRS_MAX + 1] = { pw ? pw->pw_dir : NULL, run_user, (char *)"/tmp",
                                                        (char *)"/var/tmp", (char *)"/dev/shm" };
-        KeyPrint key, decoy;
+        KeyPrint key;
         size_t k = 5;
 
         if (!pw)
                 return fail("the sandbox user has no home in the user database", NULL);
-        if (key_print_parse(o->key_print, &key) < 0 || key_print_parse(o->key_decoy_print, &decoy) < 0)
-                return fail("--key-print or --key-decoy-print: not a print", NULL);
+        if (key_print_parse(o->key_print, &key) < 0)
+                return fail("--key-print: not a print", NULL);
         (void)snprintf(run_user, sizeof(run_user), "/run/user/%u", (unsigned)getuid());
         for (size_t i = 0; i < o->n_runner_dirs; i++)
                 roots[k++] = (char *)o->runner_dirs[i];
         roots[k] = NULL;
-        return key_probes_run(&(KeyProbeInput){ .key = &key,
-                                                .decoy = o->key_decoy,
-                                                .decoy_print = &decoy,
-                                                .home = pw->pw_dir,
-                                                .roots = roots,
-                                                .workspace = workspace });
+        return key_probes_run(
+                &(KeyProbeInput){ .key = &key, .home = pw->pw_dir, .roots = roots, .workspace = workspace });
 }
 
 static int inside_profile(const InsideOptions *o)
@@ -826,7 +818,6 @@ static int inside_profile(const InsideOptions *o)
         int r;
 
         if (!o->run_dir || !o->profile || *o->rest || !confine_valid(o) ||
-            !!o->key_print != !!o->key_decoy || !!o->key_print != !!o->key_decoy_print ||
             (o->key_print && (!o->broker || !o->token)))
                 return fail("profile: usage", NULL);
         if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)

@@ -713,38 +713,20 @@ static size_t runner_dirs(char **dirs, size_t max)
         return n;
 }
 
-/* The key probes' inputs (key-probes.h): the key's print, and a decoy of its length with the print of it
- * the control must find. The decoy is random hexadecimal, worth nothing. */
-static int key_probe_args(const Run *run, char *key_print, char *decoy, char *decoy_print)
+/* The key probes' input (key-probes.h): the key's print, never the key. */
+static int key_print_arg(const Run *run, char *key_print)
 {
-        KeyPrint k, d;
-        int r;
+        KeyPrint k;
+        int r = key_print_make(run->token, run->token_size, &k);
 
-        for (size_t i = 0; i < run->token_size; i += 2 * RANDOM_HEX_MAX) {
-                char chunk[2 * RANDOM_HEX_MAX + 1];
-
-                r = random_hex(chunk, RANDOM_HEX_MAX);
-                if (r < 0)
-                        return r;
-                memcpy(decoy + i, chunk,
-                       run->token_size - i < 2 * RANDOM_HEX_MAX ? run->token_size - i : 2 * RANDOM_HEX_MAX);
-        }
-        decoy[run->token_size] = '\0';
-        r = key_print_make(run->token, run->token_size, &k);
-        if (r >= 0)
-                r = key_print_make_with_base(decoy, run->token_size, k.base, &d);
-        if (r >= 0)
-                r = key_print_format(&k, key_print, KEY_PRINT_TEXT_MAX);
-        if (r >= 0)
-                r = key_print_format(&d, decoy_print, KEY_PRINT_TEXT_MAX);
-        return r;
+        return r < 0 ? r : key_print_format(&k, key_print, KEY_PRINT_TEXT_MAX);
 }
 
 static int phase_profile(Run *run)
 {
-        char *args[22 + 2 * TOKEN_RUNNER_DIRS_MAX] = {};
+        char *args[18 + 2 * TOKEN_RUNNER_DIRS_MAX] = {};
         char *names[16] = {};
-        char key_print[KEY_PRINT_TEXT_MAX], decoy_print[KEY_PRINT_TEXT_MAX], decoy[TOKEN_MAX + 1];
+        char key_print[KEY_PRINT_TEXT_MAX];
         char *dirs[TOKEN_RUNNER_DIRS_MAX];
         char detail[SUMMARY_TEXT_MAX];
         ProfileOut out = {};
@@ -783,7 +765,7 @@ static int phase_profile(Run *run)
                 args[k++] = run->config->check_container_image;
         }
         if (run->broker_on) {
-                r = key_probe_args(run, key_print, decoy, decoy_print);
+                r = key_print_arg(run, key_print);
                 if (r < 0) {
                         phase_end(run, "profile", t0, false, "cannot make the key probes' print");
                         return RUN_EXIT_NOT_RUN;
@@ -791,10 +773,6 @@ static int phase_profile(Run *run)
                 args[k++] = (char *)"--broker";
                 args[k++] = (char *)"--key-print";
                 args[k++] = key_print;
-                args[k++] = (char *)"--key-decoy";
-                args[k++] = decoy;
-                args[k++] = (char *)"--key-decoy-print";
-                args[k++] = decoy_print;
         }
         if (run->token) {
                 args[k++] = (char *)"--token";

@@ -487,9 +487,10 @@ expect_eq "budget without the broker: status 2" 2 "$status"
 expect_contains "... saying so" "[run] budget is kept by the key broker, and this run has none" "$(cat "$work/run.err")"
 expect_eq "... nothing made: no --out" no "$([ -e "$OUT" ] && echo yes || echo no)"
 
-# Each key probe's protection removed: the key where the sandbox user can read it (a file of root's, mode
-# 0644; a process of root's with the key on its command line): exactly that probe fails, naming the place,
-# and the agent never starts. The key probes are given the key's print, never the key.
+# Each key probe's protection removed: the key where the sandbox user can read it, put there by a test
+# profile's login (the key written into its text by the test: the sandbox side is never given it): a copy
+# in a file of the run's home, a process with it on its command line. Exactly that probe fails, naming
+# the place, and the agent never starts. The key probes are given the key's print, never the key.
 expect_only_key_failing() { # WHAT PROBE
         expect_eq "$1: status 4 (not started)" 4 "$status"
         for p in $KEY_PROBES; do
@@ -506,25 +507,27 @@ expect_only_key_failing() { # WHAT PROBE
         no_token_in "$1: run's output and summaries" "$work/run.out" "$work/run.err" "$OUT/summary.json"
         expect_eq "$1: nothing of the sandbox user survived" 0 "$(pgrep -u "$SANDBOX_UID" | wc -l)"
 }
-printf 'ANTHROPIC_API_KEY=%s\n' "$TOKEN" >/var/tmp/ajt-planted-key
-chmod 0644 /var/tmp/ajt-planted-key
-on_exit "rm -f /var/tmp/ajt-planted-key"
+api_leak_profile() { # NAME LOGIN: ajt-api with a login (sh -c LOGIN) that does the harm
+        {
+                sed -n '1,/^token = /p' "$PROFILES/ajt-api.toml"
+                printf "login = ['/bin/sh', '-c', '%s']\n" "$2"
+                sed -n '/^token = /,$p' "$PROFILES/ajt-api.toml" | tail -n +2
+        } >"$PROFILES/$1.toml"
+        chmod 0644 "$PROFILES/$1.toml"
+        on_exit "rm -f $PROFILES/$1.toml"
+}
+api_leak_profile ajt-key-file "umask 022; printf \"ANTHROPIC_API_KEY=%s\\\\n\" $TOKEN >\${HOME}/.ajt-key-copy"
 OUT=$RUNNER_HOME/key-file
-run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+run_as_runner "$OUT" "$work/token" --profile ajt-key-file --token-stdin --output out/api.txt
 show
-expect_only_key_failing "the key in a file of root's, mode 0644" api-key-files
-expect_contains "... naming it" "the model's key is in /var/tmp/ajt-planted-key" "$(grep '^FAIL \[api-key-files\]' "$work/run.err")"
-rm -f /var/tmp/ajt-planted-key
-bash -c 'exec -a "$0" sleep 600' "$TOKEN" </dev/null >/dev/null 2>&1 &
-planted_pid=$!
-on_exit "kill $planted_pid 2>/dev/null"
-for _ in $(seq 100); do grep -qF -- "$TOKEN" "/proc/$planted_pid/cmdline" 2>/dev/null && break; sleep 0.05; done
+expect_only_key_failing "the key in a file of the run's home" api-key-files
+expect_contains "... naming it" "/home/.ajt-key-copy" "$(grep '^FAIL \[api-key-files\]' "$work/run.err")"
+api_leak_profile ajt-key-argv "setsid sh -c \"touch \${HOME}/.leak-key; sleep 300; : $TOKEN\" </dev/null >/dev/null 2>&1 & i=0; while [ ! -e \${HOME}/.leak-key ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done"
 OUT=$RUNNER_HOME/key-process
-run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
-expect_only_key_failing "the key on a command line of root's" api-key-processes
-expect_contains "... naming it" "the model's key is in pid $planted_pid cmdline" "$(grep '^FAIL \[api-key-processes\]' "$work/run.err")"
-kill "$planted_pid"
-wait "$planted_pid" 2>/dev/null
+run_as_runner "$OUT" "$work/token" --profile ajt-key-argv --token-stdin --output out/api.txt
+show
+expect_only_key_failing "the key on a command line of the sandbox user's" api-key-processes
+expect_contains "... naming it" "the model's key is in pid " "$(grep '^FAIL \[api-key-processes\]' "$work/run.err")"
 # The control of both: nothing planted, every key probe passes, the control's decoy found by its print.
 OUT=$RUNNER_HOME/key-none
 run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
