@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "key-probes.h"
 
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -9,18 +10,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "egress-env.h"
 #include "macro.h"
 #include "probe-emit.h"
 #include "random-hex.h"
 #include "token-scan.h"
 #include "write-all.h"
 
-const char *const key_probe_names[] = { "api-key-control", "api-key-files", "api-key-processes", NULL };
+const char *const key_probe_names[] = { "api-key-control",       "api-key-files", "api-key-processes",
+                                        "broker-egress-control", "broker-egress", NULL };
 
 #define SCAN_FILES    200000
 #define SCAN_BYTES    (8ULL << 30)
@@ -210,6 +214,112 @@ static bool probe_processes(const KeyProbeInput *in)
         return ok;
 }
 
+/* What the egress proxy answered a GET: its status and its X-Egress-Denied, if any. */
+typedef struct ProxyAnswer {
+        long status;
+        char denied[256];
+} ProxyAnswer;
+
+static size_t answer_header(char *data, size_t size, size_t n, void *userdata)
+{
+        static const char name[] = "x-egress-denied:";
+        ProxyAnswer *a = userdata;
+        size_t len = size * n;
+
+        if (len > sizeof(name) - 1 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
+                size_t skip = sizeof(name) - 1 + strspn(data + sizeof(name) - 1, " \t"), keep = len - skip;
+
+                while (keep > 0 && (data[skip + keep - 1] == '\r' || data[skip + keep - 1] == '\n'))
+                        keep--;
+                if (keep >= sizeof(a->denied))
+                        keep = sizeof(a->denied) - 1;
+                memcpy(a->denied, data + skip, keep);
+                a->denied[keep] = '\0';
+        }
+        return len;
+}
+
+static size_t answer_body(char *data, size_t size, size_t n, void *userdata)
+{
+        (void)data, (void)userdata;
+        return size * n;
+}
+
+/* GET url through the egress proxy (its authority for TLS), with the header x-api-key: key and the same
+ * in the query; 20 s at most. 0 with *ret filled, or -EIO with why. */
+static int proxied_get(const char *url, const char *key, ProxyAnswer *ret, char *why, size_t why_size)
+{
+        _cleanup_free_ char *header = NULL, *target = NULL;
+        char errbuf[CURL_ERROR_SIZE] = "";
+        struct curl_slist *headers = NULL;
+        CURL *c = curl_easy_init();
+        CURLcode res = CURLE_FAILED_INIT;
+
+        *ret = (ProxyAnswer){ 0 };
+        if (c && asprintf(&header, "x-api-key: %s", key) >= 0 &&
+            asprintf(&target, "%s%sagentic-job-key=%s", url, strchr(url, '?') ? "&" : "?", key) >= 0 &&
+            (headers = curl_slist_append(NULL, header)) &&
+            curl_easy_setopt(c, CURLOPT_URL, target) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_PROXY, EGRESS_PROXY_URL) == CURLE_OK &&
+            /* "" and not the environment's NO_PROXY: nothing goes around the proxy. */
+            curl_easy_setopt(c, CURLOPT_NOPROXY, "") == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_CAINFO, EGRESS_CA_BUNDLE) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, answer_header) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_HEADERDATA, ret) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, answer_body) == CURLE_OK &&
+            curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) == CURLE_OK)
+                res = curl_easy_perform(c);
+        if (res == CURLE_OK)
+                (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->status);
+        else
+                (void)snprintf(why, why_size, "%s", errbuf[0] ? errbuf : curl_easy_strerror(res));
+        curl_slist_free_all(headers);
+        curl_easy_cleanup(c);
+        return res == CURLE_OK ? 0 : -EIO;
+}
+
+#define PLACEHOLDER_REASON "the key broker's placeholder"
+
+/* The control: the same request with a string one digit short of the placeholder's shape is not refused
+ * for it (the URL is one the policy lets anyone read); then the placeholder itself must be refused. */
+static int probe_egress(const KeyProbeInput *in)
+{
+        _cleanup_free_ char *short_key = strdup(in->placeholder);
+        char why[CURL_ERROR_SIZE + 64];
+        long long t0 = probe_now_ms();
+        ProxyAnswer a;
+        int failed = 0;
+
+        if (!short_key || strlen(short_key) < 2)
+                return !emit("broker-egress-control", false, t0, "no placeholder to send") +
+                       !emit("broker-egress", false, probe_now_ms(), "broker-egress-control failed");
+        short_key[strlen(short_key) - 1] = '\0';
+        if (proxied_get(in->control_url, short_key, &a, why, sizeof(why)) < 0 ||
+            strstr(a.denied, PLACEHOLDER_REASON)) {
+                failed += !emit("broker-egress-control", false, t0,
+                                "%s with a string one digit short of the "
+                                "placeholder's shape: %s",
+                                in->control_url, a.denied[0] ? a.denied : why);
+                failed += !emit("broker-egress", false, probe_now_ms(), "broker-egress-control failed");
+                return failed;
+        }
+        emit("broker-egress-control", true, t0,
+             "%s with a string one digit short of the placeholder's shape: status %ld%s%s", in->control_url,
+             a.status, a.denied[0] ? ", refused for another reason: " : ", not refused", a.denied);
+        t0 = probe_now_ms();
+        if (proxied_get(in->control_url, in->placeholder, &a, why, sizeof(why)) < 0)
+                return !emit("broker-egress", false, t0, "%s with the placeholder: %s", in->control_url,
+                             why);
+        return !emit("broker-egress", a.status == 403 && strstr(a.denied, PLACEHOLDER_REASON), t0,
+                     "%s with the placeholder in x-api-key and the query: status %ld, X-Egress-Denied: %s",
+                     in->control_url, a.status, a.denied[0] ? a.denied : "(none)");
+}
+
 int key_probes_run(const KeyProbeInput *in)
 {
         int failed = 0;
@@ -217,5 +327,6 @@ int key_probes_run(const KeyProbeInput *in)
         failed += !probe_control(in);
         failed += !probe_files(in);
         failed += !probe_processes(in);
+        failed += probe_egress(in);
         return failed;
 }

@@ -4,7 +4,9 @@
  * print (key-print.h). The control makes a decoy of the key's length and its print with the key's base,
  * plants it in a file and in a process's command line of its own, and must find both (that the runner's
  * print is the key's is what the removal tests show: the key planted, the probe fails). Each result is
- * one line of the check's form, after the token probes'. */
+ * one line of the check's form, after the token probes'. The last two ask the egress proxy to take the
+ * placeholder elsewhere than the broker: it must refuse (its rule for the placeholder is there), while the
+ * same request with a string one digit short passes (the control). */
 #pragma once
 
 #include <stddef.h>
@@ -15,11 +17,13 @@
 extern const char *const key_probe_names[];
 
 typedef struct KeyProbeInput {
-        const KeyPrint *key;   /* the model's key, by its print */
-        const char *home;      /* the sandbox user's home: where the decoy's file is put */
-        char *const *roots;    /* the places searched for files, NULL-terminated */
-        const char *workspace; /* left out: cloned before, and larger than any bound (node_modules) */
+        const KeyPrint *key;     /* the model's key, by its print */
+        const char *placeholder; /* the run's placeholder, which the agent holds */
+        const char *control_url; /* [sandbox.check] control-url: a read the policy allows */
+        const char *home;        /* the sandbox user's home: where the decoy's file is put */
+        char *const *roots;      /* the places searched for files, NULL-terminated */
+        const char *workspace;   /* left out: cloned before, and larger than any bound (node_modules) */
 } KeyProbeInput;
 
-/* Runs the three probes; returns how many failed. */
+/* Runs the probes; returns how many failed. */
 int key_probes_run(const KeyProbeInput *in);

@@ -58,6 +58,7 @@ typedef struct InsideOptions {
         const char *container_image; /* profile: the image of the token's container probes */
         const char *broker_socket;   /* agent, with --broker: the key broker's socket on the host */
         const char *key_print;       /* profile, with --broker: the model's key by its print (key-print.h) */
+        const char *control_url; /* profile, with --key-print: a read the policy allows, for broker-egress */
         const char *trusted[INSIDE_LIST_MAX];
         size_t n_trusted;
         const char *runner_dirs[TOKEN_RUNNER_DIRS_MAX]; /* profile: the runner's places token-runner-file
@@ -100,6 +101,7 @@ static int options_parse(int argc, char **argv, InsideOptions *o)
                                     : strcmp(a, "--container-image") == 0 ? &o->container_image
                                     : strcmp(a, "--broker-socket") == 0   ? &o->broker_socket
                                     : strcmp(a, "--key-print") == 0       ? &o->key_print
+                                    : strcmp(a, "--control-url") == 0     ? &o->control_url
                                                                           : NULL;
                 uint64_t *num =
                         strcmp(a, "--max-file-bytes") == 0             ? &o->max_file_bytes
@@ -783,7 +785,7 @@ static int run_login(const InsideOptions *o, const Profile *p, const RunPlaces *
 }
 
 /* With the key broker: the key probes, after the token's (key-probes.h). Returns how many failed. */
-static int run_key_probes(const InsideOptions *o, const char *workspace)
+static int run_key_probes(const InsideOptions *o, const char *workspace, const char *placeholder)
 {
         const struct passwd *pw = getpwuid(getuid());
         char run_user[64];
@@ -800,8 +802,12 @@ static int run_key_probes(const InsideOptions *o, const char *workspace)
         for (size_t i = 0; i < o->n_runner_dirs; i++)
                 roots[k++] = (char *)o->runner_dirs[i];
         roots[k] = NULL;
-        return key_probes_run(
-                &(KeyProbeInput){ .key = &key, .home = pw->pw_dir, .roots = roots, .workspace = workspace });
+        return key_probes_run(&(KeyProbeInput){ .key = &key,
+                                                .placeholder = placeholder,
+                                                .control_url = o->control_url,
+                                                .home = pw->pw_dir,
+                                                .roots = roots,
+                                                .workspace = workspace });
 }
 
 static int inside_profile(const InsideOptions *o)
@@ -818,7 +824,7 @@ static int inside_profile(const InsideOptions *o)
         int r;
 
         if (!o->run_dir || !o->profile || *o->rest || !confine_valid(o) ||
-            (o->key_print && (!o->broker || !o->token)))
+            (o->key_print && (!o->broker || !o->token || !o->control_url)))
                 return fail("profile: usage", NULL);
         if (load_profile(o, &p) != 0 || open_run_dir(o, &run_fd) != 0)
                 return 1;
@@ -901,9 +907,10 @@ static int inside_profile(const InsideOptions *o)
                 .n_runner_dirs = o->n_runner_dirs,
                 .container_image = o->container_image,
         });
-        explicit_bzero(token, token_size);
+        /* The token is the placeholder here (--broker): the key probes send it to the proxy. */
         if (o->key_print && r >= 0)
-                r += run_key_probes(o, pl.workspace);
+                r += run_key_probes(o, pl.workspace, token);
+        explicit_bzero(token, token_size);
         (void)probe_home_remove(probe_home);
         return r == 0 ? 0 : 1;
 }

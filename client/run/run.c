@@ -724,7 +724,7 @@ static int key_print_arg(const Run *run, char *key_print)
 
 static int phase_profile(Run *run)
 {
-        char *args[18 + 2 * TOKEN_RUNNER_DIRS_MAX] = {};
+        char *args[20 + 2 * TOKEN_RUNNER_DIRS_MAX] = {};
         char *names[16] = {};
         char key_print[KEY_PRINT_TEXT_MAX];
         char *dirs[TOKEN_RUNNER_DIRS_MAX];
@@ -773,6 +773,8 @@ static int phase_profile(Run *run)
                 args[k++] = (char *)"--broker";
                 args[k++] = (char *)"--key-print";
                 args[k++] = key_print;
+                args[k++] = (char *)"--control-url";
+                args[k++] = run->config->check_control_url;
         }
         if (run->token) {
                 args[k++] = (char *)"--token";

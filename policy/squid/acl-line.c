@@ -117,7 +117,7 @@ static bool acl_data_known(const char *data)
 {
         return strcmp(data, ACL_DATA_LOCAL) == 0 || strcmp(data, ACL_DATA_MANAGER) == 0 ||
                strcmp(data, ACL_DATA_INNER) == 0 || strcmp(data, ACL_DATA_SCHEME) == 0 ||
-               strcmp(data, ACL_DATA_POLICY) == 0;
+               strcmp(data, ACL_DATA_PLACEHOLDER) == 0 || strcmp(data, ACL_DATA_POLICY) == 0;
 }
 
 int acl_request_build(const AclLine *l, EgressRequest *ret, char ret_host[static EGRESS_HOST_MAX],
@@ -321,6 +321,11 @@ static void squid_refusal(const AclLine *l, EgressDecision *d)
         else if (strcmp(l->f[ACL_DATA], ACL_DATA_SCHEME) == 0)
                 (void)snprintf(d->reason, sizeof(d->reason),
                                "the scheme %s: only http and https are proxied", scheme ? scheme : "(none)");
+        else if (strcmp(l->f[ACL_DATA], ACL_DATA_PLACEHOLDER) == 0)
+                (void)snprintf(d->reason, sizeof(d->reason),
+                               "the key broker's placeholder, to %s: it is worth nothing but to the broker, "
+                               "which never sends it on",
+                               name ? name : "a host");
         else if (strcmp(l->f[ACL_DATA], ACL_DATA_LOCAL) == 0)
                 (void)snprintf(d->reason, sizeof(d->reason),
                                "a local destination: %s resolves to an address of this machine or its "

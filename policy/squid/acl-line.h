@@ -37,13 +37,16 @@ typedef enum AclField {
 
 /* The arguments of the acl lines in squid.conf.in that ask about a request squid refuses by its own ACLs,
  * so that the refusal is decided and logged here too: a destination whose resolved address is local
- * (local_dst), the cache manager (manager), a CONNECT inside a bumped tunnel (inner) and a scheme other
- * than http and https (scheme). The decision's refusal keeps its reason; a request it would allow is
- * refused with squid's. */
+ * (local_dst), the cache manager (manager), a CONNECT inside a bumped tunnel (inner), a scheme other
+ * than http and https (scheme) and the key broker's placeholder (placeholder). The decision's refusal keeps
+ * its reason; a request it would allow is refused with squid's. */
 #define ACL_DATA_LOCAL   "local"
 #define ACL_DATA_MANAGER "manager"
 #define ACL_DATA_INNER   "inner"
 #define ACL_DATA_SCHEME  "scheme"
+/* The key broker's placeholder (ajb- and 48 hexadecimal digits) in a key header or the URL: worth nothing
+ * but to the broker, which never sends it on, so a request carrying it goes nowhere, whatever its host. */
+#define ACL_DATA_PLACEHOLDER "placeholder"
 /* The policy's decision before squid resolves the name for local_dst: a refusal is answered and logged as
  * always, an allowed request is answered without a log line (the plain line, asked last, logs it), so
  * that each request has one decision in the log and a name the policy refuses is never resolved. */

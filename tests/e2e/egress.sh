@@ -548,6 +548,30 @@ for name in whois urn; do
         expect_eq "the $name: request has one decision in the log" 1 "$(log_reasons "$before" | wc -l)"
 done
 
+echo "# the key broker's placeholder, anywhere but the broker"
+# The placeholder (ajb- and 48 hexadecimal digits) is worth nothing but to run's key broker, which never
+# sends it on: in x-api-key, in Authorization or in the URL, to a host the policy lets anyone read, the
+# proxy refuses it (403, its reason logged) and nothing arrives; one digit short, the same request passes.
+ph="ajb-$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')"
+for way in key auth url; do
+        before=$(log_size)
+        case $way in
+        key) out=$(sbx "${C[@]}" -H "x-api-key: $ph" "https://www.fake.test/e2e/placeholder-$way" 2>&1) ;;
+        auth) out=$(sbx "${C[@]}" -H "Authorization: Bearer $ph" "https://www.fake.test/e2e/placeholder-$way" 2>&1) ;;
+        url) out=$(sbx "${C[@]}" "https://www.fake.test/e2e/placeholder-$way?key=$ph" 2>&1) ;;
+        esac
+        expect_contains "the placeholder in $way: 403" "HTTP/1.1 403 Forbidden" "$out"
+        expect_contains "the placeholder in $way: X-Egress-Denied says why" \
+                "X-Egress-Denied: the key broker's placeholder, to www.fake.test: it is worth nothing but to the broker" "$out"
+        expect_contains "the placeholder in $way: logged, refused" \
+                "GET www.fake.test deny the key broker's placeholder, to www.fake.test" "$(log_reasons "$before")"
+        expect_not_arrived "the placeholder in $way: nothing arrived" "GET /e2e/placeholder-$way"
+done
+short=${ph%?}
+out=$(sbx "${C[@]}" -H "x-api-key: $short" -H "Authorization: Bearer $short" "https://www.fake.test/e2e/placeholder-short?key=$short" 2>&1)
+expect_contains "control: one digit short, the same request is answered by the host" "HTTP/1.1 200" "$out"
+expect_arrived "control: ... and arrived" "GET /e2e/placeholder-short?key=$short"
+
 echo "# a CONNECT to a local or metadata address, on several ports"
 # A CONNECT to a local or metadata address, on any port: refused by the policy before squid connects
 # anywhere. squid answers a refused CONNECT "200 Connection established" all the same (it ends TLS to

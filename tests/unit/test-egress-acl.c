@@ -453,6 +453,30 @@ START_TEST(test_handle_inner_connect)
 }
 END_TEST
 
+/* squid's rule for the key broker's placeholder: a read the policy allows is refused with its reason; a
+ * request the policy refuses keeps the policy's. */
+START_TEST(test_handle_placeholder)
+{
+        AclOutcome o;
+        json_t *log;
+
+        handle("1 GET www.fake.test 443 /x www.fake.test www.fake.test - - - www.fake.test:443 https "
+               "placeholder",
+               false, &o, &log);
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        ck_assert_str_eq(field(log, "reason"), "the key broker's placeholder, to www.fake.test: it is worth "
+                                               "nothing but to the broker, which never sends it on");
+        ck_assert_msg(strncmp(o.answer, "1 ERR message=the%20key%20broker", 32) == 0, "%s", o.answer);
+        json_decref(log);
+        acl_outcome_done(&o);
+        handle("2 GET 127.0.0.1 80 /x 127.0.0.1 - - - - - http placeholder", false, &o, &log);
+        ck_assert_str_eq(field(log, "decision"), "deny");
+        ck_assert_msg(!strstr(field(log, "reason"), "placeholder"), "%s", field(log, "reason"));
+        json_decref(log);
+        acl_outcome_done(&o);
+}
+END_TEST
+
 /* Every scheme squid 5.7 and 6.13 know (anyp/ProtocolType.h), as %>rs names it: http and https alone are
  * proxied; the others turn the URL into commands of another protocol (ftp's DELE, whois's line). */
 START_TEST(test_handle_schemes)
@@ -676,6 +700,7 @@ int main(void)
         tcase_add_test(tc, test_handle_squid_refusals);
         tcase_add_test(tc, test_handle_inner_connect);
         tcase_add_test(tc, test_handle_schemes);
+        tcase_add_test(tc, test_handle_placeholder);
         tcase_add_test(tc, test_handle_encoded_controls);
         tcase_add_test(tc, test_handle_policy_first);
         suite_add_tcase(s, tc);
