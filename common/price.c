@@ -10,14 +10,15 @@
 
 int amount_parse(const char *s, uint64_t max_micro, uint64_t *ret_micro)
 {
-        size_t whole = strspn(s, "0123456789"), frac = 0;
+        size_t whole = strspn(s, "0123456789");
         uint64_t units, part = 0;
         int r;
 
         if (whole == 0)
                 return -EINVAL;
         if (s[whole] == '.') {
-                frac = strspn(s + whole + 1, "0123456789");
+                size_t frac = strspn(s + whole + 1, "0123456789");
+
                 if (frac == 0 || frac > 6 || s[whole + 1 + frac] != '\0')
                         return -EINVAL;
                 for (size_t i = 0; i < 6; i++)

@@ -293,7 +293,6 @@ static int probe_egress(const KeyProbeInput *in)
         char why[CURL_ERROR_SIZE + 64];
         long long t0 = probe_now_ms();
         ProxyAnswer a;
-        int failed = 0;
 
         if (!short_key || strlen(short_key) < 2)
                 return !emit("broker-egress-control", false, t0, "no placeholder to send") +
@@ -301,10 +300,9 @@ static int probe_egress(const KeyProbeInput *in)
         short_key[strlen(short_key) - 1] = '\0';
         if (proxied_get(in->control_url, short_key, &a, why, sizeof(why)) < 0 ||
             strstr(a.denied, PLACEHOLDER_REASON)) {
-                failed += !emit("broker-egress-control", false, t0,
-                                "%s with a string one digit short of the "
-                                "placeholder's shape: %s",
-                                in->control_url, a.denied[0] ? a.denied : why);
+                int failed = !emit("broker-egress-control", false, t0,
+                                   "%s with a string one digit short of the placeholder's shape: %s",
+                                   in->control_url, a.denied[0] ? a.denied : why);
                 failed += !emit("broker-egress", false, probe_now_ms(), "broker-egress-control failed");
                 return failed;
         }

@@ -260,11 +260,14 @@ static void summary_markdown(const Summary *s, FILE *f)
                 fprintf(f, "; the answers said %llu input and %llu output tokens", s->api_input_tokens,
                         s->api_output_tokens);
         if (s->broker_reported && s->api_priced) {
-                char cost[AMOUNT_TEXT_MAX], budget[AMOUNT_TEXT_MAX];
+                char cost[AMOUNT_TEXT_MAX];
 
                 fprintf(f, ", costing %s", amount_format(s->api_spent, cost));
-                if (s->api_budget)
+                if (s->api_budget) {
+                        char budget[AMOUNT_TEXT_MAX];
+
                         fprintf(f, " of a budget of %s", amount_format(s->api_budget, budget));
+                }
                 if (s->api_unpriced)
                         fprintf(f, " and %u request%s at a cost not known", s->api_unpriced,
                                 s->api_unpriced == 1 ? "" : "s");
