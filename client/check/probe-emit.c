@@ -30,6 +30,16 @@ void probe_emit(const char *name, const char *result, long long start, const cha
         va_end(ap);
 }
 
+bool probe_emit_ok(const char *name, bool ok, long long start, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        probe_vemit(name, ok ? "ok" : "fail", start, fmt, ap);
+        va_end(ap);
+        return ok;
+}
+
 void probe_vemit(const char *name, const char *result, long long start, const char *fmt, va_list ap)
 {
         char raw[CHECK_DETAIL_MAX], detail[CHECK_DETAIL_MAX];

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "probe-emit.h"
 #include "random-hex.h"
+#include "token-probes.h"
 #include "token-scan.h"
 #include "write-all.h"
 
@@ -31,16 +32,6 @@ const char *const key_probe_names[] = { "api-key-control",       "api-key-files"
 #define SCAN_DEPTH    64
 #define DECOY_WAIT_MS 5000 /* for the decoy's process to show its command line */
 #define SLEEP_PATH    "/bin/sleep"
-
-static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        probe_vemit(name, ok ? "ok" : "fail", start, fmt, ap);
-        va_end(ap);
-        return ok;
-}
 
 static const TokenScanLimits limits = { SCAN_FILES, SCAN_BYTES, SCAN_DEPTH };
 
@@ -133,19 +124,22 @@ static bool probe_control(const KeyProbeInput *in)
         int fd, r;
 
         if (!decoy || asprintf(&file, "%s/.agentic-job-key-control.XXXXXX", in->home) < 0)
-                return emit("api-key-control", false, t0, "out of memory");
+                return probe_emit_ok("api-key-control", false, t0, "out of memory");
         r = decoy_make(in->key, decoy, &print);
         if (r < 0)
-                return emit("api-key-control", false, t0, "cannot make the decoy: %s", strerror(-r));
+                return probe_emit_ok("api-key-control", false, t0, "cannot make the decoy: %s",
+                                     strerror(-r));
         fd = mkostemp(file, O_CLOEXEC);
         if (fd < 0)
-                return emit("api-key-control", false, t0, "cannot make %s: %s", file, strerror(errno));
+                return probe_emit_ok("api-key-control", false, t0, "cannot make %s: %s", file,
+                                     strerror(errno));
         r = write_all(fd, decoy, in->key->size);
         (void)close(fd);
         pid = r < 0 ? r : decoy_process(decoy);
         if (pid < 0) {
                 (void)unlink(file);
-                return emit("api-key-control", false, t0, "cannot plant the decoy: %s", strerror((int)-pid));
+                return probe_emit_ok("api-key-control", false, t0, "cannot plant the decoy: %s",
+                                     strerror((int)-pid));
         }
         r = scan_roots(in, &print, &files);
         if (r >= 0)
@@ -155,17 +149,18 @@ static bool probe_control(const KeyProbeInput *in)
         (void)unlink(file);
         (void)snprintf(want, sizeof(want), "pid %d cmdline", (int)pid);
         if (r < 0)
-                emit("api-key-control", false, t0, "the search failed: %s", strerror(-r));
+                probe_emit_ok("api-key-control", false, t0, "the search failed: %s", strerror(-r));
         else if (!files.found || strcmp(files.found, file) != 0)
-                emit("api-key-control", false, t0,
-                     "the decoy planted in %s was not found by its print (found: %s)", file,
-                     files.found ? files.found : "nothing");
+                probe_emit_ok("api-key-control", false, t0,
+                              "the decoy planted in %s was not found by its print (found: %s)", file,
+                              files.found ? files.found : "nothing");
         else if (!procs.found || strcmp(procs.found, want) != 0)
-                emit("api-key-control", false, t0,
-                     "the decoy in the command line of pid %d was not found by its print (found: %s)",
-                     (int)pid, procs.found ? procs.found : "nothing");
+                probe_emit_ok(
+                        "api-key-control", false, t0,
+                        "the decoy in the command line of pid %d was not found by its print (found: %s)",
+                        (int)pid, procs.found ? procs.found : "nothing");
         else
-                ok = emit(
+                ok = probe_emit_ok(
                         "api-key-control", true, t0,
                         "a decoy of the key's length (%zu bytes) found by its print in a file and a process",
                         in->key->size);
@@ -175,29 +170,15 @@ static bool probe_control(const KeyProbeInput *in)
         return ok;
 }
 
-/* A search's answer: found, incomplete (a limit hit: no proof), or not there. */
-static bool scan_result(const char *name, long long t0, int r, const TokenScan *s, const char *what)
-{
-        if (r < 0)
-                return emit(name, false, t0, "the search failed: %s", strerror(-r));
-        if (s->found)
-                return emit(name, false, t0, "the model's key is in %s", s->found);
-        if (s->truncated)
-                return emit(name, false, t0,
-                            "the search stopped at a limit (%ju files, %ju bytes): it is incomplete",
-                            (uintmax_t)s->files, (uintmax_t)s->bytes);
-        return emit(name, true, t0, "not in %s (%ju files, %ju processes read, %ju unreadable)", what,
-                    (uintmax_t)s->files, (uintmax_t)s->processes, (uintmax_t)s->denied);
-}
-
 static bool probe_files(const KeyProbeInput *in)
 {
         TokenScan s = {};
         long long t0 = probe_now_ms();
         int r = scan_roots(in, in->key, &s);
-        bool ok = scan_result("api-key-files", t0, r, &s,
-                              "any file below the home (but the workspace), /run/user/UID, /tmp, /var/tmp, "
-                              "/dev/shm or the runner's places");
+        bool ok = token_scan_report(
+                "api-key-files", t0, r, &s, "the model's key",
+                "any file below the home (but the workspace), /run/user/UID, /tmp, /var/tmp, "
+                "/dev/shm or the runner's places");
 
         token_scan_done(&s);
         return ok;
@@ -208,7 +189,8 @@ static bool probe_processes(const KeyProbeInput *in)
         TokenScan s = {};
         long long t0 = probe_now_ms();
         int r = key_scan_processes("/proc", in->key, &s);
-        bool ok = scan_result("api-key-processes", t0, r, &s, "any environment or command line");
+        bool ok = token_scan_report("api-key-processes", t0, r, &s, "the model's key",
+                                    "any environment or command line");
 
         token_scan_done(&s);
         return ok;
@@ -295,27 +277,32 @@ static int probe_egress(const KeyProbeInput *in)
         ProxyAnswer a;
 
         if (!short_key || strlen(short_key) < 2)
-                return !emit("broker-egress-control", false, t0, "no placeholder to send") +
-                       !emit("broker-egress", false, probe_now_ms(), "broker-egress-control failed");
+                return !probe_emit_ok("broker-egress-control", false, t0, "no placeholder to send") +
+                       !probe_emit_ok("broker-egress", false, probe_now_ms(),
+                                      "broker-egress-control failed");
         short_key[strlen(short_key) - 1] = '\0';
         if (proxied_get(in->control_url, short_key, &a, why, sizeof(why)) < 0 ||
             strstr(a.denied, PLACEHOLDER_REASON)) {
-                int failed = !emit("broker-egress-control", false, t0,
-                                   "%s with a string one digit short of the placeholder's shape: %s",
-                                   in->control_url, a.denied[0] ? a.denied : why);
-                failed += !emit("broker-egress", false, probe_now_ms(), "broker-egress-control failed");
+                int failed =
+                        !probe_emit_ok("broker-egress-control", false, t0,
+                                       "%s with a string one digit short of the placeholder's shape: %s",
+                                       in->control_url, a.denied[0] ? a.denied : why);
+                failed += !probe_emit_ok("broker-egress", false, probe_now_ms(),
+                                         "broker-egress-control failed");
                 return failed;
         }
-        emit("broker-egress-control", true, t0,
-             "%s with a string one digit short of the placeholder's shape: status %ld%s%s", in->control_url,
-             a.status, a.denied[0] ? ", refused for another reason: " : ", not refused", a.denied);
+        probe_emit_ok("broker-egress-control", true, t0,
+                      "%s with a string one digit short of the placeholder's shape: status %ld%s%s",
+                      in->control_url, a.status,
+                      a.denied[0] ? ", refused for another reason: " : ", not refused", a.denied);
         t0 = probe_now_ms();
         if (proxied_get(in->control_url, in->placeholder, &a, why, sizeof(why)) < 0)
-                return !emit("broker-egress", false, t0, "%s with the placeholder: %s", in->control_url,
-                             why);
-        return !emit("broker-egress", a.status == 403 && strstr(a.denied, PLACEHOLDER_REASON), t0,
-                     "%s with the placeholder in x-api-key and the query: status %ld, X-Egress-Denied: %s",
-                     in->control_url, a.status, a.denied[0] ? a.denied : "(none)");
+                return !probe_emit_ok("broker-egress", false, t0, "%s with the placeholder: %s",
+                                      in->control_url, why);
+        return !probe_emit_ok(
+                "broker-egress", a.status == 403 && strstr(a.denied, PLACEHOLDER_REASON), t0,
+                "%s with the placeholder in x-api-key and the query: status %ld, X-Egress-Denied: %s",
+                in->control_url, a.status, a.denied[0] ? a.denied : "(none)");
 }
 
 int key_probes_run(const KeyProbeInput *in)

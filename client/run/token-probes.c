@@ -37,17 +37,6 @@ const char *const token_probe_names[] = {
 #define MOUNTED     "/agentic-job-token" /* the token's directory, in the container */
 #define SUBUID      "1000:1000"          /* a uid of the container's but its root: a subordinate one */
 
-/* One result line, as the check's sandbox side writes them; ok returned. */
-static _printf_(4, 5) bool emit(const char *name, bool ok, long long start, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        probe_vemit(name, ok ? "ok" : "fail", start, fmt, ap);
-        va_end(ap);
-        return ok;
-}
-
 static const char *dir_of(const char *path, char *buf, size_t size)
 {
         const char *slash = strrchr(path, '/');
@@ -71,13 +60,14 @@ static bool probe_config_control(const TokenProbeInput *in, struct stat *held, s
                 int r = read_regular_nofollow(AT_FDCWD, *h, HOLDER_MAX, &data, &size);
 
                 if (r < 0)
-                        return emit("token-config-control", false, t0, "%s: %s", *h, strerror(-r));
+                        return probe_emit_ok("token-config-control", false, t0, "%s: %s", *h, strerror(-r));
                 if (!memmem(data, size, in->token, in->token_size))
-                        return emit("token-config-control", false, t0, "%s does not hold the token", *h);
+                        return probe_emit_ok("token-config-control", false, t0, "%s does not hold the token",
+                                             *h);
                 if (*n_held < HOLDERS_MAX && lstat(*h, &held[*n_held]) == 0)
                         (*n_held)++;
         }
-        return emit("token-config-control", true, t0, "%zu file(s) hold the token", *n_held);
+        return probe_emit_ok("token-config-control", true, t0, "%zu file(s) hold the token", *n_held);
 }
 
 static bool probe_config_mode(const TokenProbeInput *in)
@@ -89,17 +79,18 @@ static bool probe_config_mode(const TokenProbeInput *in)
                 struct stat st;
 
                 if (lstat(*h, &st) < 0)
-                        return emit("token-config-mode", false, t0, "%s: %s", *h, strerror(errno));
+                        return probe_emit_ok("token-config-mode", false, t0, "%s: %s", *h, strerror(errno));
                 if (!S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 07077) != 0 ||
                     st.st_nlink != 1)
-                        return emit(
+                        return probe_emit_ok(
                                 "token-config-mode", false, t0,
                                 "%s is mode %04o, uid %u, %ju link(s): not the sandbox user's alone, mode "
                                 "0600, one link",
                                 *h, (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid,
                                 (uintmax_t)st.st_nlink);
         }
-        return emit("token-config-mode", true, t0, "%zu file(s) of mode 0600, the sandbox user's", n);
+        return probe_emit_ok("token-config-mode", true, t0, "%zu file(s) of mode 0600, the sandbox user's",
+                             n);
 }
 
 static bool probe_config_dir_mode(const TokenProbeInput *in)
@@ -113,30 +104,32 @@ static bool probe_config_dir_mode(const TokenProbeInput *in)
 
                 dir_of(*h, dir, sizeof(dir));
                 if (lstat(dir, &st) < 0)
-                        return emit("token-config-dir-mode", false, t0, "%s: %s", dir, strerror(errno));
+                        return probe_emit_ok("token-config-dir-mode", false, t0, "%s: %s", dir,
+                                             strerror(errno));
                 if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0)
-                        return emit("token-config-dir-mode", false, t0,
-                                    "%s is mode %04o, uid %u: not the sandbox user's alone, mode 0700", dir,
-                                    (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
+                        return probe_emit_ok(
+                                "token-config-dir-mode", false, t0,
+                                "%s is mode %04o, uid %u: not the sandbox user's alone, mode 0700", dir,
+                                (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid);
         }
-        return emit("token-config-dir-mode", true, t0, "%zu directory(ies) of mode 0700, the sandbox user's",
-                    n);
+        return probe_emit_ok("token-config-dir-mode", true, t0,
+                             "%zu directory(ies) of mode 0700, the sandbox user's", n);
 }
 
-/* What a search found, or why it is not a pass: a limit hit is a failure (an incomplete search proves
- * nothing). */
-static bool scan_result(const char *name, long long t0, int r, const TokenScan *s, const char *what)
+bool token_scan_report(const char *name, long long start, int r, const TokenScan *s, const char *secret,
+                       const char *where)
 {
         if (r < 0)
-                return emit(name, false, t0, "the search failed: %s", strerror(-r));
+                return probe_emit_ok(name, false, start, "the search failed: %s", strerror(-r));
         if (s->found)
-                return emit(name, false, t0, "the token is in %s", s->found);
+                return probe_emit_ok(name, false, start, "%s is in %s", secret, s->found);
         if (s->truncated)
-                return emit(name, false, t0,
-                            "the search stopped at a limit (%ju files, %ju bytes): it is incomplete",
-                            (uintmax_t)s->files, (uintmax_t)s->bytes);
-        return emit(name, true, t0, "not in %s (%ju files, %ju processes read, %ju unreadable)", what,
-                    (uintmax_t)s->files, (uintmax_t)s->processes, (uintmax_t)s->denied);
+                return probe_emit_ok(
+                        name, false, start,
+                        "the search stopped at a limit (%ju files, %ju bytes): it is incomplete",
+                        (uintmax_t)s->files, (uintmax_t)s->bytes);
+        return probe_emit_ok(name, true, start, "not in %s (%ju files, %ju processes read, %ju unreadable)",
+                             where, (uintmax_t)s->files, (uintmax_t)s->processes, (uintmax_t)s->denied);
 }
 
 static bool probe_files(const TokenProbeInput *in, const struct stat *held, size_t n_held)
@@ -153,15 +146,16 @@ static bool probe_files(const TokenProbeInput *in, const struct stat *held, size
         bool ok;
 
         if (!pw)
-                return emit("token-files", false, t0, "the sandbox user has no home in the user database");
+                return probe_emit_ok("token-files", false, t0,
+                                     "the sandbox user has no home in the user database");
         memcpy(skip, held, n_held * sizeof(*held));
         if (lstat(in->workspace, &skip[n_skip]) == 0)
                 n_skip++;
         (void)snprintf(run_user, sizeof(run_user), "/run/user/%u", (unsigned)getuid());
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(roots); i++)
                 r = token_scan_tree(roots[i], in->token, in->token_size, skip, n_skip, &lim, &s);
-        ok = scan_result("token-files", t0, r, &s,
-                         "the home (but the workspace), /run/user/UID, /tmp, /var/tmp, /dev/shm");
+        ok = token_scan_report("token-files", t0, r, &s, "the token",
+                               "the home (but the workspace), /run/user/UID, /tmp, /var/tmp, /dev/shm");
         token_scan_done(&s);
         return ok;
 }
@@ -171,7 +165,8 @@ static bool probe_processes(const TokenProbeInput *in)
         TokenScan s = {};
         long long t0 = probe_now_ms();
         int r = token_scan_processes("/proc", in->token, in->token_size, &s);
-        bool ok = scan_result("token-processes", t0, r, &s, "any environment or command line");
+        bool ok = token_scan_report("token-processes", t0, r, &s, "the token",
+                                    "any environment or command line");
 
         token_scan_done(&s);
         return ok;
@@ -186,10 +181,11 @@ static bool probe_runner_file(const TokenProbeInput *in)
         bool ok;
 
         if (in->n_runner_dirs == 0)
-                return emit("token-runner-file", false, t0, "no place of the runner's to search");
+                return probe_emit_ok("token-runner-file", false, t0, "no place of the runner's to search");
         for (size_t i = 0; r >= 0 && i < in->n_runner_dirs; i++)
                 r = token_scan_tree(in->runner_dirs[i], in->token, in->token_size, NULL, 0, &lim, &s);
-        ok = scan_result("token-runner-file", t0, r, &s, "the runner's home, RUNNER_TEMP or workspace");
+        ok = token_scan_report("token-runner-file", t0, r, &s, "the token",
+                               "the runner's home, RUNNER_TEMP or workspace");
         token_scan_done(&s);
         return ok;
 }
@@ -258,7 +254,7 @@ static int probe_containers(const TokenProbeInput *in)
         /* The image pulled into the probes' own store, never the sandbox user's (probe_podman_pull()). */
         r = probe_podman_pull(in->container_image, image, pull_why, sizeof(pull_why));
         if (r != 0) {
-                failed += !emit("token-container-control", false, t, "%s", pull_why);
+                failed += !probe_emit_ok("token-container-control", false, t, "%s", pull_why);
                 container_notes(1, probe_now_ms(), "token-container-control failed");
                 return failed;
         }
@@ -266,14 +262,15 @@ static int probe_containers(const TokenProbeInput *in)
         (void)snprintf(file, sizeof(file), MOUNTED "/%s", strrchr(in->holders[0], '/') + 1);
         r = container_cat(in, image, NULL, dir, file, &got);
         if (r < 0 || !got) {
-                failed += !emit("token-container-control", false, t,
-                                "the container's root (the sandbox uid) did not read %s (status %d)",
-                                in->holders[0], r);
+                failed +=
+                        !probe_emit_ok("token-container-control", false, t,
+                                       "the container's root (the sandbox uid) did not read %s (status %d)",
+                                       in->holders[0], r);
                 container_notes(1, probe_now_ms(), "token-container-control failed");
                 return failed;
         }
-        emit("token-container-control", true, t, "the container's root (the sandbox uid) reads %s",
-             in->holders[0]);
+        probe_emit_ok("token-container-control", true, t, "the container's root (the sandbox uid) reads %s",
+                      in->holders[0]);
         t = probe_now_ms();
         /* One mapping: the sandbox uid alone, no subordinate uid to read as. */
         if (strcmp(out, "1") == 0) {
@@ -282,19 +279,19 @@ static int probe_containers(const TokenProbeInput *in)
         }
         r = container_cat(in, image, SUBUID, NULL, "/etc/os-release", &got);
         if (r != 0) {
-                failed +=
-                        !emit("token-container-subuid-control", false, t,
-                              "uid " SUBUID " of the container did not read /etc/os-release (status %d)", r);
+                failed += !probe_emit_ok(
+                        "token-container-subuid-control", false, t,
+                        "uid " SUBUID " of the container did not read /etc/os-release (status %d)", r);
                 container_notes(2, probe_now_ms(), "token-container-subuid-control failed");
                 return failed;
         }
-        emit("token-container-subuid-control", true, t,
-             "uid " SUBUID " of the container reads /etc/os-release");
+        probe_emit_ok("token-container-subuid-control", true, t,
+                      "uid " SUBUID " of the container reads /etc/os-release");
         t = probe_now_ms();
         r = container_cat(in, image, SUBUID, dir, file, &got);
-        failed +=
-                !emit("token-container-subuid", !got, t, "uid " SUBUID " of the container %s %s (status %d)",
-                      got ? "read" : "did not read", in->holders[0], r);
+        failed += !probe_emit_ok("token-container-subuid", !got, t,
+                                 "uid " SUBUID " of the container %s %s (status %d)",
+                                 got ? "read" : "did not read", in->holders[0], r);
         return failed;
 }
 

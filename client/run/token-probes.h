@@ -4,7 +4,10 @@
  * JSON line on standard output, of the check's form (check-line.h), read strictly by the runner side. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "token-scan.h"
 
 #define TOKEN_MAX 4096 /* bytes of the run token */
 /* Fewer bytes than this are text the token probes would find anywhere ("k" in every file): a key that
@@ -27,6 +30,12 @@ typedef struct TokenProbeInput {
          * container probes run on it; NULL: they are notes */
         const char *container_image;
 } TokenProbeInput;
+
+/* One search's result line: a failure where it failed, found secret ("the token") in a place or stopped
+ * at a limit (an incomplete search proves nothing); else a pass naming where it looked and how much it
+ * read. Returns the pass. */
+bool token_scan_report(const char *name, long long start, int r, const TokenScan *s, const char *secret,
+                       const char *where);
 
 /* Runs every probe; returns how many failed (a note is no failure: only the container probes give one). */
 int token_probes_run(const TokenProbeInput *in);
