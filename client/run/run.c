@@ -636,7 +636,7 @@ static int phase_check(Run *run)
 
 typedef struct ProfileOut {
         CheckStream stream;
-        bool seen[16]; /* one per probe expected: the token's (9), the key's (3) with the broker */
+        bool seen[16]; /* one per probe expected: the token's (9), the key's (5) with the broker */
         unsigned ok, notes, failed;
         char first_fail[SUMMARY_TEXT_MAX];
         bool bad;
