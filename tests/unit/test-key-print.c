@@ -34,6 +34,24 @@ START_TEST(test_make_format_parse)
 }
 END_TEST
 
+/* The rolling hash is the polynomial of the key's bytes modulo 2^31 - 1, computed here with '%' (the code
+ * reduces without dividing), for bases small and large. */
+START_TEST(test_roll_is_the_polynomial)
+{
+        static const uint32_t bases[] = { 2, 256, 65537, 2147483645 };
+
+        for (size_t b = 0; b < ELEMENTSOF(bases); b++) {
+                uint64_t want = 0;
+                KeyPrint p;
+
+                for (const char *c = KEY; *c; c++)
+                        want = (want * bases[b] + (unsigned char)*c) % 2147483647u;
+                ck_assert_int_eq(key_print_make_with_base(KEY, strlen(KEY), bases[b], &p), 0);
+                ck_assert_uint_eq(p.roll, want);
+        }
+}
+END_TEST
+
 START_TEST(test_parse_refusals)
 {
         static const char *const bad[] = {
@@ -120,6 +138,7 @@ int main(void)
         TCase *t = tcase_create("key-print");
 
         tcase_add_test(t, test_make_format_parse);
+        tcase_add_test(t, test_roll_is_the_polynomial);
         tcase_add_test(t, test_parse_refusals);
         tcase_add_test(t, test_find_every_offset);
         tcase_add_test(t, test_roll_alone_is_not_a_find);
