@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <microhttpd.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -490,15 +491,38 @@ static enum MHD_Result answer_upstream(Request *q, struct MHD_Connection *c, con
         return ret;
 }
 
+/* jansson's allocations in the broker, bounded: a body the agent wrote is read into a tree many times its
+ * size when it holds many small values (a 32 MiB array of zeros is some 700 MiB of json_t), so one parse
+ * at a time may allocate at most BROKER_JSON_FACTOR times the body and a MiB, and fails past that. */
+#define BROKER_JSON_FACTOR 8
+static pthread_mutex_t json_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t json_left; /* bytes the parse under way may still allocate; under json_lock */
+
+static void *json_malloc_bounded(size_t n)
+{
+        if (n > json_left)
+                return NULL;
+        json_left -= n;
+        return malloc(n);
+}
+
 /* The price of the model a request body names ({"model": "..."}, as both APIs have it); NULL when the
- * body is not a JSON object naming a model, or the model has none. */
+ * body is not a JSON object naming a model, the model has none, or reading it would take more memory
+ * than the bound above: such a body names no model the broker knows. */
 static const Price *request_price(const BrokerSettings *s, const char *body, size_t size)
 {
-        json_t *root = body ? json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL) : NULL;
-        const char *model = json_string_value(json_object_get(root, "model"));
-        const Price *p = model ? price_find(s->prices, s->n_prices, model) : NULL;
+        const Price *p = NULL;
+        json_t *root;
 
+        if (!body)
+                return NULL;
+        (void)pthread_mutex_lock(&json_lock);
+        json_left = BROKER_JSON_FACTOR * size + (1u << 20);
+        root = json_loadb(body, size, JSON_REJECT_DUPLICATES, NULL);
+        if (json_is_string(json_object_get(root, "model")))
+                p = price_find(s->prices, s->n_prices, json_string_value(json_object_get(root, "model")));
         json_decref(root);
+        (void)pthread_mutex_unlock(&json_lock);
         return p;
 }
 
@@ -632,6 +656,8 @@ static _noreturn_ void broker_main(const BrokerSettings *s, int listen_fd, int r
         (void)mlock(b.key_line, b.key_line_size + 1);
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 _exit(1);
+        /* Before any thread: the broker's only use of jansson is request_price(). */
+        json_set_alloc_funcs(json_malloc_bounded, free);
         /* The logger first: options before it would be reported by libmicrohttpd's own. */
         d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL,
                              request_step, &b, MHD_OPTION_EXTERNAL_LOGGER, log_nothing, NULL,

@@ -558,6 +558,68 @@ START_TEST(test_budget)
 }
 END_TEST
 
+/* POSTs body (a string) to path with the placeholder; the answer in answer. */
+static void post_body(Harness *h, const char *path, const char *body, char *answer, size_t size)
+{
+        char *request = NULL;
+
+        ck_assert_int_ge(asprintf(&request,
+                                  "POST %s HTTP/1.0\r\nx-api-key: " PLACEHOLDER
+                                  "\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                                  path, strlen(body), body),
+                         0);
+        exchange(h, request, answer, size);
+        free(request);
+}
+
+/* The model is read from the body with jansson, whose tree of a body of many small values is many times
+ * its size: a 4 MiB array of zeros (some 100 MiB as a tree) is past the broker's bound and names no model
+ * (refused under a budget), while a request of a coding agent's shape (forty tools with their schemas, a
+ * long conversation) of the same size is read and priced. */
+START_TEST(test_budget_body_bounds)
+{
+        static const Price prices[] = { { (char *)"fake", 1, 1 } };
+        HarnessPrices priced = { prices, ELEMENTSOF(prices), 1000 * PRICE_PICO_PER_MICRO };
+        size_t cap = 5u << 20, n;
+        char *body = malloc(cap), answer[4096];
+        Harness h;
+
+        ck_assert_ptr_nonnull(body);
+        harness_start_priced(&h, "x-api-key", 0, &priced);
+        n = (size_t)snprintf(body, cap, "{\"model\":\"fake\",\"tools\":[");
+        for (int t = 0; t < 40; t++) {
+                n += (size_t)snprintf(body + n, cap - n,
+                                      "%s{\"name\":\"tool_%d\",\"description\":\"%0400d\",\"input_schema\":{"
+                                      "\"type\":\"object\",\"properties\":{",
+                                      t ? "," : "", t, 0);
+                for (int a = 0; a < 12; a++)
+                        n += (size_t)snprintf(
+                                body + n, cap - n,
+                                "%s\"arg_%d\":{\"type\":\"string\",\"description\":\"an argument\"}",
+                                a ? "," : "", a);
+                n += (size_t)snprintf(body + n, cap - n, "},\"required\":[\"arg_0\"]}}");
+        }
+        n += (size_t)snprintf(body + n, cap - n, "],\"messages\":[");
+        for (int m = 0; n < (4u << 20) - 5000; m++)
+                n += (size_t)snprintf(body + n, cap - n, "%s{\"role\":\"%s\",\"content\":\"%04000d\"}",
+                                      m ? "," : "", m % 2 ? "assistant" : "user", m);
+        (void)snprintf(body + n, cap - n, "]}");
+        post_body(&h, "/v1/messages", body, answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, "msg_1"), "a coding agent's request of %zu bytes: %s", strlen(body),
+                      answer);
+
+        n = (size_t)snprintf(body, cap, "{\"model\":\"fake\",\"x\":[0");
+        while (n < (4u << 20) - 8)
+                n += (size_t)snprintf(body + n, cap - n, ",0");
+        (void)snprintf(body + n, cap - n, "]}");
+        post_body(&h, "/v1/messages", body, answer, sizeof(answer));
+        ck_assert_msg(strstr(answer, " 400 ") && strstr(answer, "[run.prices]"), "%s", answer);
+        ck_assert_int_eq(atomic_load(&h.api.requests), 1);
+        harness_stop(&h);
+        free(body);
+}
+END_TEST
+
 /* An answer that states no usage leaves its cost unknown: under a budget nothing more is forwarded;
  * without one, it is counted as unpriced, as is a model with no price. */
 START_TEST(test_budget_no_usage)
@@ -686,6 +748,7 @@ static Suite *broker_suite(void)
         tcase_add_test(t, test_max_requests);
         tcase_add_test(t, test_budget);
         tcase_add_test(t, test_budget_no_usage);
+        tcase_add_test(t, test_budget_body_bounds);
         tcase_add_test(t, test_upstream_unreachable);
         tcase_add_test(t, test_body_bounds);
         suite_add_tcase(s, t);
