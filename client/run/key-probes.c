@@ -275,6 +275,7 @@ static int probe_egress(const KeyProbeInput *in)
         char why[CURL_ERROR_SIZE + 64];
         long long t0 = probe_now_ms();
         ProxyAnswer a;
+        bool refused;
 
         if (!short_key || strlen(short_key) < 2)
                 return !probe_emit_ok("broker-egress-control", false, t0, "no placeholder to send") +
@@ -299,10 +300,16 @@ static int probe_egress(const KeyProbeInput *in)
         if (proxied_get(in->control_url, in->placeholder, &a, why, sizeof(why)) < 0)
                 return !probe_emit_ok("broker-egress", false, t0, "%s with the placeholder: %s",
                                       in->control_url, why);
+        refused = a.status == 403 && strstr(a.denied, PLACEHOLDER_REASON);
+        /* A proxy started before its configuration had the rule lets it pass: say what mends that. */
         return !probe_emit_ok(
-                "broker-egress", a.status == 403 && strstr(a.denied, PLACEHOLDER_REASON), t0,
-                "%s with the placeholder in x-api-key and the query: status %ld, X-Egress-Denied: %s",
-                in->control_url, a.status, a.denied[0] ? a.denied : "(none)");
+                "broker-egress", refused, t0,
+                "%s with the placeholder in x-api-key and the query: status %ld, X-Egress-Denied: "
+                "%s%s",
+                in->control_url, a.status, a.denied[0] ? a.denied : "(none)",
+                refused ? ""
+                        : " (a proxy started from an older configuration: agentic-job egress "
+                          "stop, then egress start)");
 }
 
 int key_probes_run(const KeyProbeInput *in)
