@@ -11,6 +11,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$here/../integration/lib.sh"
+# shellcheck source=tests/bench/host-setup.sh
+. "$here/host-setup.sh"
 
 require_test_host tests/bench/broker-throughput.sh
 reads=${1:-9}
@@ -23,19 +25,7 @@ RUNNER=runner
 SANDBOX=runner-sandbox
 REPO=/srv/ajt-bench-repo
 AGENT=/opt/ajt-bench/api-read.sh
-work=$(mktemp -d /tmp/ajt-bench.XXXXXX)
-chmod 0755 "$work"
-on_exit "rm -rf $work"
-
-ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
-useradd --create-home --shell /bin/bash "$RUNNER"
-RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
-rm -f /etc/resolv.conf
-printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
-printf '[sandbox]\nuser = "%s"\nrunner-user = "%s"\ngroups = []\n\n[egress]\nproxy = true\n' \
-        "$SANDBOX" "$RUNNER" >"$work/config.toml"
-"$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1 ||
-        { sed 's/^/# setup: /' "$work/setup.out"; echo "Bail out! setup failed"; exit 1; }
+bench_host_setup
 
 install -d -m 0755 "$REPO"
 git -c init.defaultBranch=main -C "$REPO" init -q

@@ -12,6 +12,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$here/../integration/lib.sh"
+# shellcheck source=tests/bench/host-setup.sh
+. "$here/host-setup.sh"
 
 require_test_host tests/bench/check.sh
 rounds=${1:-10}
@@ -19,19 +21,7 @@ build=${AJH_BUILD:-/build}
 CLIENT=/usr/local/bin/agentic-job
 RUNNER=runner
 SANDBOX=runner-sandbox
-work=$(mktemp -d /tmp/ajt-bench.XXXXXX)
-chmod 0755 "$work"
-on_exit "rm -rf $work"
-
-ninja -C "$build" install >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "Bail out! install"; exit 1; }
-useradd --create-home --shell /bin/bash "$RUNNER"
-RUNNER_HOME=$(getent passwd "$RUNNER" | cut -d: -f6)
-rm -f /etc/resolv.conf
-printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
-printf '[sandbox]\nuser = "%s"\nrunner-user = "%s"\ngroups = []\n\n[sandbox.check]\ncontrol-url = "https://www.fake.test/"\nfetch-repo = "https://www.fake.test/git/fixture.git"\ncontainers = false\n\n[egress]\nproxy = true\n' \
-        "$SANDBOX" "$RUNNER" >"$work/config.toml"
-"$CLIENT" sandbox setup --config "$work/config.toml" </dev/null >"$work/setup.out" 2>&1 ||
-        { sed 's/^/# setup: /' "$work/setup.out"; echo "Bail out! setup failed"; exit 1; }
+bench_host_setup '[sandbox.check]\ncontrol-url = "https://www.fake.test/"\nfetch-repo = "https://www.fake.test/git/fixture.git"\ncontainers = false\n\n'
 RUNNER_TEMP=$RUNNER_HOME/temp
 install -d -m 0700 -o "$RUNNER" -g "$RUNNER" "$RUNNER_TEMP"
 as_runner() {
