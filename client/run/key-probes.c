@@ -199,26 +199,35 @@ static bool probe_processes(const KeyProbeInput *in)
 /* What the egress proxy answered a GET: its status and its X-Egress-Denied, if any. */
 typedef struct ProxyAnswer {
         long status;
-        char denied[256];
+        char denied[256];      /* X-Egress-Denied: why the policy or a rule of squid's refused it */
+        char squid_error[128]; /* X-Squid-Error: the answer is squid's own (a refusal, or no origin) */
 } ProxyAnswer;
+
+/* The value of the header line data[0..len) in out when it is name's ("x-egress-denied:"). */
+static void header_value(const char *data, size_t len, const char *name, char *out, size_t size)
+{
+        size_t skip = strlen(name), keep;
+
+        if (len <= skip || strncasecmp(data, name, skip) != 0)
+                return;
+        while (skip < len && (data[skip] == ' ' || data[skip] == '\t'))
+                skip++;
+        keep = len - skip;
+        while (keep > 0 && (data[skip + keep - 1] == '\r' || data[skip + keep - 1] == '\n'))
+                keep--;
+        if (keep >= size)
+                keep = size - 1;
+        memcpy(out, data + skip, keep);
+        out[keep] = '\0';
+}
 
 static size_t answer_header(char *data, size_t size, size_t n, void *userdata)
 {
-        static const char name[] = "x-egress-denied:";
         ProxyAnswer *a = userdata;
-        size_t len = size * n;
 
-        if (len > sizeof(name) - 1 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
-                size_t skip = sizeof(name) - 1 + strspn(data + sizeof(name) - 1, " \t"), keep = len - skip;
-
-                while (keep > 0 && (data[skip + keep - 1] == '\r' || data[skip + keep - 1] == '\n'))
-                        keep--;
-                if (keep >= sizeof(a->denied))
-                        keep = sizeof(a->denied) - 1;
-                memcpy(a->denied, data + skip, keep);
-                a->denied[keep] = '\0';
-        }
-        return len;
+        header_value(data, size * n, "x-egress-denied:", a->denied, sizeof(a->denied));
+        header_value(data, size * n, "x-squid-error:", a->squid_error, sizeof(a->squid_error));
+        return size * n;
 }
 
 static size_t answer_body(char *data, size_t size, size_t n, void *userdata)
@@ -267,8 +276,10 @@ static int proxied_get(const char *url, const char *key, ProxyAnswer *ret, char 
 
 #define PLACEHOLDER_REASON "the key broker's placeholder"
 
-/* The control: the same request with a string one digit short of the placeholder's shape is not refused
- * for it (the URL is one the policy lets anyone read); then the placeholder itself must be refused. */
+/* The control: the same request with a string one digit short of the placeholder's shape is answered by
+ * the origin, not by squid (squid decides a request inside a tunnel only once it reaches the origin: an
+ * origin it cannot reach, or a read the policy refuses, would leave the placeholder's refusal unproven);
+ * then the placeholder itself must be refused. */
 static int probe_egress(const KeyProbeInput *in)
 {
         _cleanup_free_ char *short_key = strdup(in->placeholder);
@@ -282,20 +293,27 @@ static int probe_egress(const KeyProbeInput *in)
                        !probe_emit_ok("broker-egress", false, probe_now_ms(),
                                       "broker-egress-control failed");
         short_key[strlen(short_key) - 1] = '\0';
-        if (proxied_get(in->control_url, short_key, &a, why, sizeof(why)) < 0 ||
-            strstr(a.denied, PLACEHOLDER_REASON)) {
-                int failed =
-                        !probe_emit_ok("broker-egress-control", false, t0,
-                                       "%s with a string one digit short of the placeholder's shape: %s",
-                                       in->control_url, a.denied[0] ? a.denied : why);
+        if (proxied_get(in->control_url, short_key, &a, why, sizeof(why)) < 0 || a.squid_error[0]) {
+                char answer[512];
+                int failed;
+
+                if (a.squid_error[0])
+                        (void)snprintf(answer, sizeof(answer), "status %ld, the proxy's own answer (%s)%s%s",
+                                       a.status, a.squid_error, a.denied[0] ? ": " : "", a.denied);
+                else
+                        (void)snprintf(answer, sizeof(answer), "%s", why);
+                failed = !probe_emit_ok("broker-egress-control", false, t0,
+                                        "%s with a string one digit short of the placeholder's shape: %s "
+                                        "([sandbox.check] control-url must be a read the proxy makes)",
+                                        in->control_url, answer);
                 failed += !probe_emit_ok("broker-egress", false, probe_now_ms(),
                                          "broker-egress-control failed");
                 return failed;
         }
-        probe_emit_ok("broker-egress-control", true, t0,
-                      "%s with a string one digit short of the placeholder's shape: status %ld%s%s",
-                      in->control_url, a.status,
-                      a.denied[0] ? ", refused for another reason: " : ", not refused", a.denied);
+        probe_emit_ok(
+                "broker-egress-control", true, t0,
+                "%s with a string one digit short of the placeholder's shape: status %ld, from the origin",
+                in->control_url, a.status);
         t0 = probe_now_ms();
         if (proxied_get(in->control_url, in->placeholder, &a, why, sizeof(why)) < 0)
                 return !probe_emit_ok("broker-egress", false, t0, "%s with the placeholder: %s",

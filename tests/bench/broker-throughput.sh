@@ -25,7 +25,8 @@ RUNNER=runner
 SANDBOX=runner-sandbox
 REPO=/srv/ajt-bench-repo
 AGENT=/opt/ajt-bench/api-read.sh
-bench_host_setup
+# broker-egress (a probe of run's, before the agent) needs a control-url the proxy reaches: the fake internet.
+bench_host_setup '[sandbox.check]\ncontrol-url = "https://www.fake.test/"\n\n'
 
 install -d -m 0755 "$REPO"
 git -c init.defaultBranch=main -C "$REPO" init -q

@@ -540,6 +540,18 @@ expect_contains "... naming what the proxy answered" "with the placeholder in x-
         "$(grep '^FAIL \[broker-egress\]' "$work/run.err")"
 cp -p "$work/squid.conf.in.orig" "$SQUID_TEMPLATE"
 { "$CLIENT" egress stop && "$CLIENT" egress start; } >"$work/proxy.out" 2>&1 || fail "the proxy did not restart"
+# broker-egress's control where the proxy cannot reach [sandbox.check] control-url (a name the fake DNS
+# does not know): squid answers itself before it sees the request inside the tunnel, so nothing is proven
+# and the control fails, naming the key, with broker-egress; the agent never starts.
+sed -i 's|^control-url = .*|control-url = "https://nowhere.fake.test/"|' /etc/agentic-job/config.toml
+OUT=$RUNNER_HOME/key-egress-unreachable
+run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
+cp -p "$work/installed.toml" /etc/agentic-job/config.toml
+expect_eq "control-url unreachable: status 4 (not started)" 4 "$status"
+expect_contains "... broker-egress-control fails and names the key" "[sandbox.check] control-url must be a read the proxy makes" \
+        "$(grep '^FAIL \[broker-egress-control\]' "$work/run.err")"
+expect_eq "... broker-egress with it" FAIL "$(probe_result broker-egress)"
+expect_absent "... the agent never ran" "$OUT/workspace/out/api.txt"
 # The control: nothing planted, every key probe passes, the control's decoy found by its print.
 OUT=$RUNNER_HOME/key-none
 run_as_runner "$OUT" "$work/token" --profile ajt-api --token-stdin --output out/api.txt
