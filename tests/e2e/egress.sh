@@ -16,9 +16,12 @@
 # runner's services, which root reaches (the control), each with its refusal alone in the log. Then a
 # CONNECT inside a bumped tunnel followed by a POST, and ftp://, whois:// and urn: requests, refused with
 # their reasons and never arriving; and CONNECTs to local and metadata addresses on several ports, refused
-# before squid connects. Then every case of the shared corpus
-# (tests/policy/cases.txt) goes through the running proxy, and the proxy's decision and reason must be
-# `agentic-job policy test`'s and the corpus's. Last, the proxy without systemd (the supervisor) and
+# before squid connects. Then every case of the shared corpus (tests/policy/cases.txt) goes through the
+# running proxy, and the proxy's decision and reason must be `agentic-job policy test`'s and the corpus's.
+# Then DNS rebinding: a tunnel's name that flips to 127.0.0.1 while squid waits for the TLS hello, under a
+# flood of names: squid connects to the address it decided on (and with either protection taken away,
+# answers kept 1 s or a cache of 1024 names, to the runner's service). Last, the proxy without systemd
+# (the supervisor) and
 # stop. Everything it creates is removed, also when it fails.
 #
 # usage: bash tests/host/run --release trixie|bookworm tests/e2e/egress.sh
@@ -70,15 +73,15 @@ for line in sys.stdin:
     o = json.loads(line)
     print(o["method"], o["host"], o["path"] or "-", o["decision"])'
 }
-# What reached the fake internet: "METHOD PATH" per request.
+# What reached the fake internet's web servers: "METHOD PATH" per request (its DNS questions left out).
 arrived() {
         curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
-                python3 -c 'import json, sys; [print(json.loads(l)["method"], json.loads(l)["path"]) for l in sys.stdin]'
+                python3 -c 'import json, sys; [print(o["method"], o["path"]) for o in map(json.loads, sys.stdin) if "method" in o]'
 }
 # "METHOD HOST-HEADER PATH BODY-BYTES" per request that reached the fake internet.
 arrived_full() {
         curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests |
-                python3 -c 'import json, sys; [print(o["method"], o["host"], o["path"], o["body_bytes"]) for o in map(json.loads, sys.stdin)]'
+                python3 -c 'import json, sys; [print(o["method"], o["host"], o["path"], o["body_bytes"]) for o in map(json.loads, sys.stdin) if "method" in o]'
 }
 expect_arrived() {
         if arrived | grep -qxF -- "$2"; then pass "$1"; else fail "$1: '$2' did not reach the fake internet"; fi
@@ -159,6 +162,10 @@ refused "the port taken" "something else listens on 127.0.0.1:3128" "$CLIENT" eg
 kill "$squatter"
 wait "$squatter" 2>/dev/null
 
+# squid resolves what /etc/hosts does not name with the fake internet's DNS (NXDOMAIN for unknown names).
+cp /etc/resolv.conf "$work/resolv.orig"
+on_exit "cat $work/resolv.orig >/etc/resolv.conf"
+printf 'nameserver 203.0.113.53\noptions timeout:1 attempts:1\n' >/etc/resolv.conf
 # Names that resolve to local addresses, one for each kind, read by squid when it starts (hosts_file).
 # 198.51.100.2 is this test host's own address, outside every listed range.
 cp /etc/hosts "$work/hosts.orig"
@@ -810,6 +817,110 @@ write_config <<<"${BASE_CONFIG/proxy = false/proxy = true}"
 run start_proxy
 expect_eq "egress start with reads = any again" "0:egress proxy listening on 127.0.0.1:3128" "$status:$out"
 expect_contains "... its helper told so" "--reads any" "$(grep '^external_acl_type' "$PUB/squid.conf")"
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# DNS rebinding: a tunnel's name that flips to a local address while squid waits for the TLS hello"
+# The fake DNS answers a name below rebind.fake.test with www.fake.test's address for 20 s from its first
+# question, then with 127.0.0.1, always with a TTL of 0. The sandbox sends the CONNECT (decided on the
+# public address), keeps the tunnel silent 25 s (squid waits 30 s for the hello), meanwhile making squid
+# resolve FLOOD distinct names (the push that would empty a small cache), then sends the hello and a GET.
+# Unless squid connects to the address it decided on, it connects to 127.0.0.1:443, where a service of
+# the runner records who came (the proxy user may reach loopback here: this suite's nftables leaves it).
+rebind='
+import socket, ssl, sys, threading, time
+host, path, flood = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def head(sock):
+    buf = b""
+    try:
+        while b"\r\n\r\n" not in buf:
+            c = sock.recv(4096)
+            if not c:
+                break
+            buf += c
+    except OSError as e:
+        print("(read: %s)" % e)
+    return buf.split(b"\r\n\r\n")[0].decode("latin-1")
+done, lock, end = [0], threading.Lock(), time.monotonic() + 22
+def push(k):
+    i = 0
+    while time.monotonic() < end:
+        with lock:
+            if done[0] >= flood:
+                return
+        name = "f%d-%d.flood.fake.test" % (k, i)
+        i += 1
+        try:
+            c = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+            c.sendall(b"GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (name.encode(), name.encode()))
+            head(c)
+            c.close()
+        except OSError:
+            continue
+        with lock:
+            done[0] += 1
+s = socket.create_connection(("127.0.0.1", 3128), timeout=60)
+s.sendall(b"CONNECT %s:443 HTTP/1.1\r\nHost: %s:443\r\n\r\n" % (host.encode(), host.encode()))
+t0 = time.monotonic()
+print(head(s).splitlines()[0])
+pushers = [threading.Thread(target=push, args=(k,)) for k in range(32 if flood else 0)]
+for p in pushers:
+    p.start()
+for p in pushers:
+    p.join()
+print("flood: %d names resolved in %.1f s" % (done[0], time.monotonic() - t0))
+time.sleep(max(0, 25 - (time.monotonic() - t0)))
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+try:
+    t = ctx.wrap_socket(s, server_hostname=host)
+    t.sendall(b"GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n" % (path.encode(), host.encode()))
+    print(head(t))
+except OSError as e:
+    print("(TLS: %s)" % e)
+'
+: >"$work/rebind-hits"
+socat TCP4-LISTEN:443,bind=127.0.0.1,reuseaddr,fork SYSTEM:"echo hit >>$work/rebind-hits" 2>/dev/null &
+on_exit "kill $!"
+for _ in $(seq 50); do ss -Htln 'sport = :443' | grep -qF 127.0.0.1:443 && break; sleep 0.1; done
+# The A questions the fake DNS was asked for $1, with what it answered: "ANSWER ANSWER ...".
+dns_answers() {
+        curl -sS --max-time 10 --noproxy '*' http://www.fake.test/_ajh/requests | python3 -c '
+import json, sys
+print(" ".join(o["answer"] or "-" for o in map(json.loads, sys.stdin)
+               if o.get("server") == "dns" and o["name"] == sys.argv[1] and o["type"] == 1))' "$1"
+}
+rebind_case() { # rebind_case WHAT LABEL FLOOD: runs the attack, sets $out
+        : >"$work/rebind-hits"
+        out=$(sbx python3 -c "$rebind" "$2.rebind.fake.test" "/e2e/rebind-$2" "$3" 2>&1)
+        echo "# $1: $(grep '^flood' <<<"$out"); DNS: $(dns_answers "$2.rebind.fake.test")"
+}
+rebind_case "the shipped configuration" pinned 10000000
+expect_contains "rebinding: the CONNECT was decided (on the public address)" "HTTP/1.1 200 Connection established" "$out"
+expect_contains "rebinding: squid connected to the address it decided on, which answered" "HTTP/1.1 200 OK" "$out"
+expect_arrived "... the request arrived at www.fake.test" "GET /e2e/rebind-pinned"
+expect_eq "... squid asked for the name once, before the flip" "203.0.113.10" "$(dns_answers pinned.rebind.fake.test)"
+expect_eq "... nothing reached the runner's service on 127.0.0.1:443" "" "$(cat "$work/rebind-hits")"
+flood=$(sed -n 's/^flood: \([0-9]*\) names resolved in .*/\1/p' <<<"$out")
+# The attack, each protection taken away in turn: it must get through, or the test above proves nothing.
+cp "$SHARE/squid/squid.conf.in" "$work/squid.conf.in.saved"
+sed -i 's/^negative_dns_ttl .*/negative_dns_ttl 1 second/' "$SHARE/squid/squid.conf.in"
+"$CLIENT" egress stop >/dev/null && start_proxy >/dev/null || fail "the proxy did not restart"
+rebind_case "answers kept 1 s (negative_dns_ttl 1 second)" unpinned 0
+expect_eq "removal, answers kept 1 s: squid asked again and got 127.0.0.1" "203.0.113.10 127.0.0.1" \
+        "$(dns_answers unpinned.rebind.fake.test)"
+expect_eq "removal, answers kept 1 s: squid connected to the runner's service on 127.0.0.1:443" "hit" \
+        "$(sort -u "$work/rebind-hits")"
+cp "$work/squid.conf.in.saved" "$SHARE/squid/squid.conf.in"
+sed -i 's/^ipcache_size .*/ipcache_size 1024/' "$SHARE/squid/squid.conf.in"
+"$CLIENT" egress stop >/dev/null && start_proxy >/dev/null || fail "the proxy did not restart"
+rebind_case "squid's default cache of 1024 names" evicted 2000
+expect_eq "removal, a cache of 1024 names and a flood of 2000: squid asked again and got 127.0.0.1" \
+        "203.0.113.10 127.0.0.1" "$(dns_answers evicted.rebind.fake.test)"
+expect_eq "removal, a cache of 1024 names: squid connected to the runner's service" "hit" "$(sort -u "$work/rebind-hits")"
+cp "$work/squid.conf.in.saved" "$SHARE/squid/squid.conf.in"
+"$CLIENT" egress stop >/dev/null && start_proxy >/dev/null || fail "the proxy did not restart"
+echo "# the flood: ${flood:-?} names resolved in 22 s; squid's cache keeps $(sed -n 's/^ipcache_size //p' "$SHARE/squid/squid.conf.in")"
 
 # ---------------------------------------------------------------------------------------------------------
 echo "# stop"

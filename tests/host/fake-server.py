@@ -10,7 +10,10 @@ server-sent events, a second apart, as a streaming model API does; an answer bel
 usage as a model API does (input_tokens and output_tokens: 3 and 2, the stream's 11 and 7). Below /git/ every server is a read-only git
 smart-HTTP server (git http-backend, upload-pack only) of the repositories in GIT_ROOT. On 203.0.113.53
 UDP port 53 a resolver answers the fake names with their addresses and every other name with NXDOMAIN;
-each question is remembered as {"server": "dns", "name": ...}, so a test can prove one never arrived.
+each question is remembered as {"server": "dns", "name": ..., "answer": ...}, so a test can prove one
+never arrived, or what it was answered.
+A name below rebind.fake.test rebinds, as an attacker's DNS would: for REBIND_AFTER seconds from its first
+question it is www.fake.test's address, then 127.0.0.1; every answer with a TTL of 0.
 
 usage: fake-server.py CERT KEY READY_FILE GIT_ROOT
 """
@@ -34,6 +37,9 @@ NAMES = {
     "169.254.169.254": "metadata",
 }
 DNS_ADDRESS = "203.0.113.53"
+REBIND_ZONE = ".rebind.fake.test"
+REBIND_AFTER = 20
+rebind_first = {}
 MAX_BODY = 1 << 20
 GIT_BACKEND = "/usr/lib/git-core/git-http-backend"
 git_root = None
@@ -207,12 +213,16 @@ def dns_serve():
         if q is None:
             continue
         name, qtype, end = q
+        address, ttl = by_name.get(name), 60
+        if name.endswith(REBIND_ZONE):
+            first = rebind_first.setdefault(name, time.monotonic())
+            address, ttl = "203.0.113.10" if time.monotonic() - first < REBIND_AFTER else "127.0.0.1", 0
         with seen_lock:
-            seen.append({"server": "dns", "address": DNS_ADDRESS, "name": name, "type": qtype})
-        address = by_name.get(name)
+            seen.append({"server": "dns", "address": DNS_ADDRESS, "name": name, "type": qtype,
+                         "answer": address if qtype == 1 else None})
         answer = b""
         if address and qtype == 1:
-            answer = b"\xc0\x0c" + (1).to_bytes(2, "big") + (1).to_bytes(2, "big") + (60).to_bytes(4, "big")
+            answer = b"\xc0\x0c" + (1).to_bytes(2, "big") + (1).to_bytes(2, "big") + ttl.to_bytes(4, "big")
             answer += (4).to_bytes(2, "big") + socket.inet_aton(address)
         # A response: the id, QR and RD copied, RA; NOERROR where the name is known, else NXDOMAIN.
         flags = 0x8000 | (query[2] & 0x01) << 8 | 0x0080 | (0 if address else 3)
