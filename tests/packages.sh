@@ -72,6 +72,7 @@ declare -A EXCEPTIONS=(
         [/usr/bin/podman]="the check's container probes: notes where rootless podman is not there"
         [/usr/bin/pasta]="userns-net's own network through pasta, where it is installed"
         [/usr/bin/slirp4netns]="egress-container-own-network through slirp4netns, where it is installed"
+        [apparmor_parser]="setup's apparmor stage, only where kernel.apparmor_restrict_unprivileged_userns is 1 (Ubuntu), whose systems have it"
 )
 for name in "${!EXCEPTIONS[@]}"; do
         [[ " ${product[*]} " == *" $name "* ]] ||

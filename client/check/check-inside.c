@@ -42,6 +42,8 @@ static const char *const fixed_names[] = {
         "linger",
         "run0-control",
         "run0",
+        "userns-restricted-control",
+        "userns-restricted",
         "resources-control",
         "oom-score",
         "tasks-budget",

@@ -1132,6 +1132,13 @@ static void *userns_net(void *unused)
         return NULL;
 }
 
+static void *userns_restricted(void *unused)
+{
+        (void)unused;
+        probe_userns_restricted();
+        return NULL;
+}
+
 static void *proxy_post(void *unused)
 {
         (void)unused;
@@ -1200,6 +1207,7 @@ static const struct {
         { "privilege", probe_polkit },
         { "privilege", probe_linger },
         { "privilege", probe_run0 },
+        { "privilege", userns_restricted },
         { "resources", resources },
         { "network", probe_network },
         { "network", proxy_post },

@@ -139,6 +139,16 @@ const ProbeDef probe_table[] = {
           NULL },
         { "run0", "privilege", PROBE_SANDBOX, "run0 --no-ask-password /bin/true, a command as root",
           "run0-control", "setup's polkit rule (run0 is no set-id program: no_new_privs does not stop it)" },
+        { "userns-restricted-control", "privilege", PROBE_SANDBOX,
+          "where AppArmor restricts user namespaces (kernel.apparmor_restrict_unprivileged_userns=1), "
+          "bubblewrap, which setup's profile names, makes one (a note where nothing restricts them)",
+          NULL, NULL },
+        { "userns-restricted", "privilege", PROBE_SANDBOX,
+          "where AppArmor restricts user namespaces, a program no profile names makes one and uses a "
+          "capability in it: its uid map, a tmpfs mounted in a mount namespace of its own (a note where "
+          "nothing restricts them)",
+          "userns-restricted-control",
+          "the kernel's restriction, left on by setup, which names bubblewrap alone in a profile" },
         { "resources-control", "resources", PROBE_SANDBOX,
           "the sandbox side reads its cgroup (/proc/self/cgroup) and its oom_score_adj", NULL, NULL },
         { "oom-score", "resources", PROBE_SANDBOX,

@@ -2,7 +2,12 @@
 /* userns-net: a user and network namespace of the sandbox user's own, made to get around the rules.
  * unshare(2) alone gives a namespace with no link out. pasta (passt) gives it one: a process in the
  * original namespace that makes the connections the namespace asks for, as the sandbox user, so the
- * nftables rules on its uid must refuse them as they refuse its own. */
+ * nftables rules on its uid must refuse them as they refuse its own.
+ *
+ * userns-restricted: where AppArmor restricts user namespaces (apparmor-userns.h), setup's profile lets
+ * bubblewrap alone make one with capabilities in it. The control: bubblewrap makes one. The probe: this
+ * program, which no profile names, as any of the sandbox user's, tries what only a capability in a user
+ * namespace of its own allows (its uid map, then a mount in a mount namespace of its own). */
 #include "probe-userns.h"
 
 #include <arpa/inet.h>
@@ -17,11 +22,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "apparmor-userns.h"
 #include "egress-attempt.h"
 #include "macro.h"
 #include "probe-emit.h"
 #include "probe-run.h"
 
+#define BWRAP       "/usr/bin/bwrap"
 #define PASTA       "/usr/bin/pasta"
 #define SLIRP4NETNS "/usr/bin/slirp4netns"
 #define ROUTE_PATH  "/proc/net/route"
@@ -219,4 +226,78 @@ void probe_userns_net(const InsideArgs *a)
                            "from a namespace of unshare(2), %s port %u not reached (%s)%s%s%s",
                            a->egress_addr, a->egress_port, strerror(r), have_pasta ? "; " : "; no pasta",
                            pasta_why, access(SLIRP4NETNS, X_OK) == 0 ? "; slirp4netns not probed" : "");
+}
+
+/* ---- userns-restricted ---- */
+
+/* bubblewrap, which setup's profile names, makes a user namespace. */
+static void userns_restricted_control(long long t)
+{
+        char *bwrap[] = { (char *)BWRAP,
+                          (char *)"--unshare-user",
+                          (char *)"--ro-bind",
+                          (char *)"/",
+                          (char *)"/",
+                          (char *)"/bin/true",
+                          NULL };
+        char *env[] = { (char *)"PATH=/usr/bin:/bin", NULL };
+        char out[512] = "";
+        int r;
+
+        if (access(BWRAP, X_OK) < 0) {
+                probe_emit("userns-restricted-control", "note", t, "%s is not installed", BWRAP);
+                return;
+        }
+        r = probe_run_capture(bwrap, env, out, sizeof(out), true);
+        if (r == 0) {
+                probe_emit("userns-restricted-control", "ok", t,
+                           "%s, which setup's AppArmor profile names, makes a user namespace", BWRAP);
+        } else {
+                char how[64];
+
+                probe_emit("userns-restricted-control", "fail", t,
+                           "%s --unshare-user: %s: %s (its AppArmor profile, "
+                           "/etc/apparmor.d/agentic-job-bwrap, "
+                           "missing or not loaded?)",
+                           BWRAP, probe_status_text(r, how, sizeof(how)), probe_last_line(out));
+        }
+}
+
+void probe_userns_restricted(void)
+{
+        static const char *const steps[] = { [USERNS_STEP_UNSHARE] = "unshare(CLONE_NEWUSER)",
+                                             [USERNS_STEP_UID_MAP] = "writing its uid map",
+                                             [USERNS_STEP_MOUNT_NS] = "unshare(CLONE_NEWNS)",
+                                             [USERNS_STEP_MOUNT] = "mounting a tmpfs" };
+        long long t = probe_now_ms();
+        int restricted = apparmor_userns_restricted(APPARMOR_USERNS_SYSCTL), r, e = 0;
+
+        if (restricted <= 0) {
+                const char *why =
+                        restricted == 0
+                                ? "AppArmor does not restrict user namespaces here (" APPARMOR_USERNS_SYSCTL
+                                  " is not 1): nothing to prove"
+                                : "cannot read " APPARMOR_USERNS_SYSCTL;
+
+                probe_emit("userns-restricted-control", "note", t, "%s", why);
+                probe_emit("userns-restricted", "note", t, "%s", why);
+                return;
+        }
+        userns_restricted_control(t);
+        t = probe_now_ms();
+        r = userns_capability_try(&e);
+        if (r < 0)
+                probe_emit("userns-restricted", "fail", t, "cannot tell: %s", strerror(-r));
+        else if (r == 0)
+                probe_emit(
+                        "userns-restricted", "fail", t,
+                        "a program no AppArmor profile names made a user namespace, wrote its uid map and "
+                        "mounted a tmpfs in it");
+        else if (r > USERNS_STEP_MOUNT)
+                probe_emit("userns-restricted", "fail", t, "cannot tell: the child ended with %d", r);
+        else
+                probe_emit("userns-restricted", "ok", t,
+                           "a program no AppArmor profile names gets no capability in a user namespace: %s "
+                           "refused (%s)",
+                           steps[r], strerror(e));
 }

@@ -448,7 +448,7 @@ int setup_preflight(Setup *s, AjError *reterr)
             (r = roots_alone_check(reterr)) < 0 || (r = sudoers_d_check(reterr)) < 0 ||
             (r = deny_lists_check(s->config->sandbox_user, reterr)) < 0 ||
             (r = check_write_targets(s, reterr)) < 0 || (r = check_nft(s, reterr)) < 0 ||
-            (r = check_proxy(s, reterr)) < 0)
+            (r = check_proxy(s, reterr)) < 0 || (r = check_apparmor(s, reterr)) < 0)
                 return r;
         return 0;
 }
@@ -469,6 +469,10 @@ void setup_done(Setup *s)
         free(t->loginctl);
         free(t->dpkg_query);
         free(t->rpm);
+        free(t->apparmor_parser);
+        free(s->bwrap_real);
+        free(s->apparmor_other);
+        free(s->apparmor_profile);
         free(s->config_text);
         config_free(s->config);
         free(s->runner_name);

@@ -42,6 +42,7 @@ static const struct {
         { "helper", stage_helper },
         { "deny", stage_deny },
         { "budget", stage_budget },
+        { "apparmor", stage_apparmor },
         { "egress-proxy", stage_egress_proxy },
         { "network-rules", stage_network_rules },
         { "walk", stage_walk },

@@ -23,6 +23,7 @@ typedef struct SetupTools {
         char *useradd, *usermod, *gpasswd, *visudo, *nft, *sudo, *runuser, *passwd;
         char *systemctl, *loginctl; /* where systemd runs */
         char *dpkg_query, *rpm;     /* at least one */
+        char *apparmor_parser;      /* where AppArmor restricts user namespaces */
 } SetupTools;
 
 typedef struct Setup {
@@ -52,6 +53,11 @@ typedef struct Setup {
         size_t installed_config_size;
         char *helper_data; /* --helper's bytes */
         size_t helper_size;
+        bool userns_restricted; /* kernel.apparmor_restrict_unprivileged_userns is 1 */
+        char *bwrap_real;       /* then: bubblewrap's path, links resolved, as AppArmor attaches; NULL when
+                                   it is not installed */
+        char *apparmor_other;   /* then: a file of /etc/apparmor.d that gives bwrap a profile already */
+        char *apparmor_profile; /* else: the profile setup writes (apparmor-profile.h) */
 
         /* What the stages made. */
         UidRange ranges[SUBID_MAX_RANGES];
@@ -109,6 +115,7 @@ int stage_stop_services(Setup *s, AjError *reterr);
 int stage_helper(Setup *s, AjError *reterr);
 int stage_deny(Setup *s, AjError *reterr);
 int stage_budget(Setup *s, AjError *reterr);
+int stage_apparmor(Setup *s, AjError *reterr);
 int stage_egress_proxy(Setup *s, AjError *reterr);
 int stage_network_rules(Setup *s, AjError *reterr);
 int stage_walk(Setup *s, AjError *reterr);
@@ -125,3 +132,5 @@ uid_t polkit_rules_dir_owner(void); /* polkitd's uid where it owns the rules dir
 int roots_alone_check(AjError *reterr);
 int sudoers_d_check(AjError *reterr);
 int deny_lists_check(const char *user, AjError *reterr);
+/* The preflight's part of the AppArmor stage: what stage_apparmor() writes, or why it cannot. */
+int check_apparmor(Setup *s, AjError *reterr);

@@ -42,7 +42,7 @@ TMP_WW=/tmp/ajt-tmp-ww
 VARTMP_WW=/var/tmp/ajt-vartmp-ww
 SUID=/usr/local/bin/ajt-suid
 SGID=/usr/local/bin/ajt-sgid
-STAGES=(state-dir sandbox-user environment close-homes stop-services helper deny budget egress-proxy network-rules walk
+STAGES=(state-dir sandbox-user environment close-homes stop-services helper deny budget apparmor egress-proxy network-rules walk
         setuid-owners ptrace config lock)
 ROOT_EQUIVALENT="root wheel sudo admin adm disk shadow docker podman lxd incus incus-admin libvirt systemd-journal"
 
@@ -590,6 +590,10 @@ stage_lines() {
 }
 expect_contains "setup: the missing private directory is printed" "/opt/ajt-missing" "$(stage_lines close-homes)"
 expect_contains "setup: the absent unit is printed" "ajt-absent.service" "$(stage_lines stop-services)"
+# The test hosts' kernel has no AppArmor: the stage says no profile is needed and writes none.
+expect_eq "setup: apparmor: the restriction is off here, so a note and no profile" \
+        "  AppArmor does not restrict user namespaces here: bubblewrap needs no profile" "$(stage_lines apparmor)"
+expect_absent "setup: apparmor: no profile written" /etc/apparmor.d/agentic-job-bwrap
 expect_contains "setup: lock: the proof that sudo -n true is refused" "  proof: sudo -n true refused" "$(stage_lines lock)"
 expect_contains "setup: lock: the proof that helper ping succeeds" "  proof: helper ping succeeded" "$(stage_lines lock)"
 if [ -e /proc/sys/kernel/yama/ptrace_scope ]; then
@@ -597,6 +601,33 @@ if [ -e /proc/sys/kernel/yama/ptrace_scope ]; then
         if [ "$scope" -ge 1 ]; then pass "ptrace_scope is $scope"; else fail "ptrace_scope is still $scope"; fi
 else
         if [ -n "$(stage_lines ptrace)" ]; then pass "no Yama: a note line ($(stage_lines ptrace | head -n1))"; else fail "no Yama, and stage ptrace printed no note"; fi
+fi
+
+# ---------------------------------------------------------------------------------------------------------
+echo "# the AppArmor profile setup writes where user namespaces are restricted (Ubuntu), to this parser"
+# The text setup's apparmor stage writes for /usr/bin/bwrap (policy/apparmor/agentic-job-bwrap, which
+# test-apparmor-profile holds equal to it), given to apparmor_parser as the stage's own check does
+# (parsed and compiled, nothing loaded); the control, a rule AppArmor does not know in its place, must be
+# refused. AppArmor 4 (trixie's; Ubuntu 24.04 has 4.0) knows the userns rule; bookworm's 3.0 does not.
+expect_eq "the installed bubblewrap is /usr/bin/bwrap, links resolved, as the profile names it" /usr/bin/bwrap \
+        "$(readlink -f /usr/bin/bwrap)"
+expect_contains "the profile names it, unconfined but for userns" \
+        "profile agentic-job-bwrap /usr/bin/bwrap flags=(unconfined) {
+  userns,
+}" "$(cat "$here/../../policy/apparmor/agentic-job-bwrap")"
+if [ "${AJH_RELEASE:-}" = trixie ]; then
+        cp "$here/../../policy/apparmor/agentic-job-bwrap" "$work/aa-profile"
+        out=$(apparmor_parser --skip-kernel-load --skip-cache "$work/aa-profile" 2>&1)
+        status=$?
+        # Its one line where the kernel has no AppArmor: "Cache read/write disabled: interface file missing".
+        expect_eq "apparmor_parser ($(apparmor_parser --version | head -n1)) accepts it" "0:" \
+                "$status:$(grep -v '^Cache read/write disabled: interface file missing' <<<"$out")"
+        sed 's/userns,/usernz,/' "$work/aa-profile" >"$work/aa-control"
+        out=$(apparmor_parser --skip-kernel-load --skip-cache "$work/aa-control" 2>&1)
+        status=$?
+        if [ "$status" != 0 ]; then pass "control: the same profile with a rule AppArmor does not know is refused ($status)"; else fail "control: apparmor_parser accepted a rule it does not know"; fi
+else
+        echo "# $(apparmor_parser --version | head -n1): predates AppArmor 4's userns rule; parsed in the trixie host"
 fi
 
 # ---------------------------------------------------------------------------------------------------------

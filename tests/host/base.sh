@@ -27,6 +27,7 @@ packages=(
         libsystemd-dev libseccomp-dev libcap-dev libjansson-dev libgit2-dev libmicrohttpd-dev libcurl4-openssl-dev check
         bash-completion python3-yaml debhelper dpkg-dev lintian
         perl-openssl-defaults cron at passt podman netavark slirp4netns busybox-static
+        apparmor
 )
 stamp="release=$release packages=${packages[*]} script=$(sha256sum "$0" | cut -d' ' -f1)"
 # One directory per stamp: a base that hosts still run on is never changed or removed under them.
