@@ -2,6 +2,7 @@
 #include "clone.h"
 
 #include <assert.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <git2.h>
@@ -15,6 +16,7 @@
 
 #include "checkout-bounds.h"
 #include "macro.h"
+#include "proxy-answer.h"
 #include "remove-tree.h"
 
 /* 40 hex digits and the NUL: SHA-1 ids, which is what libgit2 1.5 has (1.9's SHA-256 is experimental). */
@@ -208,6 +210,28 @@ static int relay_progress(const git_indexer_progress *stats, void *payload)
         return 0;
 }
 
+/* libgit2's error about req->url, with squid's reason where the answer was squid's own: libgit2 says only
+ * "unexpected http status code: 503", so the proxy is asked the first request of the clone again
+ * (libcurl, the same proxy and authority) for its X-Squid-Error. A refusal of the policy is not repeated
+ * here: the runner names it from the run's egress log. */
+static int remote_error(const CloneRequest *req, const char *what, AjError *reterr)
+{
+        int r = libgit2_error(reterr, "%s %s", what, req->url);
+        _cleanup_free_ char *probe = NULL;
+        char why[CURL_ERROR_SIZE], reason[160];
+        size_t n = strlen(reterr->message);
+        ProxyAnswer a;
+
+        if (!req->proxy_url || !strstr(reterr->message, "unexpected http status code") ||
+            asprintf(&probe, "%s/info/refs?service=git-upload-pack", req->url) < 0)
+                return r;
+        if (proxy_answer_get(probe, req->proxy_url, req->ca_file, NULL, 20, &a, why, sizeof(why)) == 0 &&
+            proxy_answer_squid_reason(&a, reason, sizeof(reason)))
+                (void)snprintf(reterr->message + n, sizeof(reterr->message) - n, " (the egress proxy: %s)",
+                               reason);
+        return r;
+}
+
 /* Resolves req->ref once, from the remote's advertisement: the one of "refs/heads/REF", "refs/tags/REF"
  * (the commit an annotated tag points at) or "REF" itself the remote has. */
 static int resolve_ref(git_remote *remote, const CloneRequest *req, const git_fetch_options *fetch_opts,
@@ -222,7 +246,7 @@ static int resolve_ref(git_remote *remote, const CloneRequest *req, const git_fe
                 return -ENOMEM;
         if (git_remote_connect(remote, GIT_DIRECTION_FETCH, &fetch_opts->callbacks, &fetch_opts->proxy_opts,
                                NULL) < 0)
-                return libgit2_error(reterr, "cannot connect to %s", req->url);
+                return remote_error(req, "cannot connect to", reterr);
         if (git_remote_ls(&heads, &n, remote) < 0)
                 return libgit2_error(reterr, "cannot list the refs of %s", req->url);
         for (size_t i = 0; i < n; i++) {

@@ -19,6 +19,7 @@
 #include "egress-env.h"
 #include "macro.h"
 #include "probe-emit.h"
+#include "proxy-answer.h"
 #include "random-hex.h"
 #include "token-probes.h"
 #include "token-scan.h"
@@ -196,82 +197,19 @@ static bool probe_processes(const KeyProbeInput *in)
         return ok;
 }
 
-/* What the egress proxy answered a GET: its status and its X-Egress-Denied, if any. */
-typedef struct ProxyAnswer {
-        long status;
-        char denied[256];      /* X-Egress-Denied: why the policy or a rule of squid's refused it */
-        char squid_error[128]; /* X-Squid-Error: the answer is squid's own (a refusal, or no origin) */
-} ProxyAnswer;
-
-/* The value of the header line data[0..len) in out when it is name's ("x-egress-denied:"). */
-static void header_value(const char *data, size_t len, const char *name, char *out, size_t size)
-{
-        size_t skip = strlen(name), keep;
-
-        if (len <= skip || strncasecmp(data, name, skip) != 0)
-                return;
-        while (skip < len && (data[skip] == ' ' || data[skip] == '\t'))
-                skip++;
-        keep = len - skip;
-        while (keep > 0 && (data[skip + keep - 1] == '\r' || data[skip + keep - 1] == '\n'))
-                keep--;
-        if (keep >= size)
-                keep = size - 1;
-        memcpy(out, data + skip, keep);
-        out[keep] = '\0';
-}
-
-static size_t answer_header(char *data, size_t size, size_t n, void *userdata)
-{
-        ProxyAnswer *a = userdata;
-
-        header_value(data, size * n, "x-egress-denied:", a->denied, sizeof(a->denied));
-        header_value(data, size * n, "x-squid-error:", a->squid_error, sizeof(a->squid_error));
-        return size * n;
-}
-
-static size_t answer_body(char *data, size_t size, size_t n, void *userdata)
-{
-        (void)data, (void)userdata;
-        return size * n;
-}
-
 /* GET url through the egress proxy (its authority for TLS), with the header x-api-key: key and the same
  * in the query; 20 s at most. 0 with *ret filled, or -EIO with why. */
 static int proxied_get(const char *url, const char *key, ProxyAnswer *ret, char *why, size_t why_size)
 {
         _cleanup_free_ char *header = NULL, *target = NULL;
-        char errbuf[CURL_ERROR_SIZE] = "";
-        struct curl_slist *headers = NULL;
-        CURL *c = curl_easy_init();
-        CURLcode res = CURLE_FAILED_INIT;
 
         *ret = (ProxyAnswer){ 0 };
-        if (c && asprintf(&header, "x-api-key: %s", key) >= 0 &&
-            asprintf(&target, "%s%sagentic-job-key=%s", url, strchr(url, '?') ? "&" : "?", key) >= 0 &&
-            (headers = curl_slist_append(NULL, header)) &&
-            curl_easy_setopt(c, CURLOPT_URL, target) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_PROXY, EGRESS_PROXY_URL) == CURLE_OK &&
-            /* "" and not the environment's NO_PROXY: nothing goes around the proxy. */
-            curl_easy_setopt(c, CURLOPT_NOPROXY, "") == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_CAINFO, EGRESS_CA_BUNDLE) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, answer_header) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_HEADERDATA, ret) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, answer_body) == CURLE_OK &&
-            curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf) == CURLE_OK)
-                res = curl_easy_perform(c);
-        if (res == CURLE_OK)
-                (void)curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &ret->status);
-        else
-                (void)snprintf(why, why_size, "%s", errbuf[0] ? errbuf : curl_easy_strerror(res));
-        curl_slist_free_all(headers);
-        curl_easy_cleanup(c);
-        return res == CURLE_OK ? 0 : -EIO;
+        if (asprintf(&header, "x-api-key: %s", key) < 0 ||
+            asprintf(&target, "%s%sagentic-job-key=%s", url, strchr(url, '?') ? "&" : "?", key) < 0) {
+                (void)snprintf(why, why_size, "out of memory");
+                return -ENOMEM;
+        }
+        return proxy_answer_get(target, EGRESS_PROXY_URL, EGRESS_CA_BUNDLE, header, 20, ret, why, why_size);
 }
 
 #define PLACEHOLDER_REASON "the key broker's placeholder"
