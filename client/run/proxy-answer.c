@@ -84,6 +84,9 @@ bool proxy_answer_squid_reason(const ProxyAnswer *a, char *buf, size_t size)
                 { "ERR_SECURE_CONNECT_FAIL", "TLS with the origin failed" },
                 { "ERR_READ_TIMEOUT", "the origin did not answer in time" },
                 { "ERR_ZERO_SIZE_OBJECT", "the origin closed the connection without an answer" },
+                /* squid 5.7 (Debian 12) answers so where the name does not resolve, too. */
+                { "ERR_READ_ERROR", "no connection to the origin (a name that does not resolve, or one that "
+                                    "failed)" },
         };
         char code[64];
         size_t n = strcspn(a->squid_error, " ");

@@ -703,14 +703,18 @@ expect_contains "... and what the egress proxy did, from the run's egress log" \
         "$(cat "$work/run.err")"
 expect_contains "... and where that log is" "(each request in $RUNNER_HOME/run-https-refused/egress.jsonl)" \
         "$(cat "$work/run.err")"
-# A host that does not resolve: the policy allows the read, squid answers 503 itself, which is all libgit2
-# says; the clone names squid's reason, asked of the proxy again.
+# A host that does not resolve: the policy allows the read, squid answers itself, which is all libgit2
+# says; the clone names squid's reason, asked of the proxy again. squid 6 says ERR_DNS_FAIL (503); 5.7
+# (bookworm) says ERR_READ_ERROR (502), as it does of a plain http:// read of the same name.
 run_as_runner --repo https://nowhere.fake.test/git/fixture.git --ref pr --base main --task "$work/task.md" \
         --out "$RUNNER_HOME/run-https-nowhere" --output out/review.md -- /usr/bin/env $AGENT_ENV "$AGENT"
 expect_eq "a host that does not resolve: never started (4)" 4 "$status"
-expect_contains "... libgit2's error, and squid's reason in words" \
-        "unexpected http status code: 503 (the egress proxy: squid's ERR_DNS_FAIL: the name does not resolve)" \
-        "$(cat "$work/run.err")"
+if [ "${AJH_RELEASE:-}" = bookworm ]; then
+        nowhere="unexpected http status code: 502 (the egress proxy: squid's ERR_READ_ERROR: no connection to the origin (a name that does not resolve, or one that failed))"
+else
+        nowhere="unexpected http status code: 503 (the egress proxy: squid's ERR_DNS_FAIL: the name does not resolve)"
+fi
+expect_contains "... libgit2's error, and squid's reason in words" "$nowhere" "$(cat "$work/run.err")"
 cp -p "$POLICY" "$work/policy.orig"
 on_exit "cp -p $work/policy.orig $POLICY; $CLIENT egress stop; $CLIENT egress start"
 printf '\n[[write]]\nname = "ajt-git-fetch"\nwhy = "the fake git server: fetch only"\nhosts = ["www.fake.test"]\nmethods = ["POST"]\npaths = ["/git/**/git-upload-pack"]\n' >>"$POLICY"

@@ -29,6 +29,10 @@ START_TEST(test_reasons)
                          "squid's ERR_SECURE_CONNECT_FAIL: TLS with the origin failed");
         ck_assert_str_eq(reason("ERR_READ_TIMEOUT 110", ""),
                          "squid's ERR_READ_TIMEOUT: the origin did not answer in time");
+        ck_assert_str_eq(
+                reason("ERR_READ_ERROR 0", ""),
+                "squid's ERR_READ_ERROR: no connection to the origin (a name that does not resolve, or "
+                "one that failed)");
         ck_assert_str_eq(reason("ERR_GATEWAY_FAILURE 0", ""), "squid's ERR_GATEWAY_FAILURE");
         ck_assert_str_eq(reason("ERR_DNS_FAIL", ""), "squid's ERR_DNS_FAIL: the name does not resolve");
 }
