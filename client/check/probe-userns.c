@@ -23,12 +23,12 @@
 #include <unistd.h>
 
 #include "apparmor-userns.h"
+#include "bwrap.h"
 #include "egress-attempt.h"
 #include "macro.h"
 #include "probe-emit.h"
 #include "probe-run.h"
 
-#define BWRAP       "/usr/bin/bwrap"
 #define PASTA       "/usr/bin/pasta"
 #define SLIRP4NETNS "/usr/bin/slirp4netns"
 #define ROUTE_PATH  "/proc/net/route"
@@ -233,7 +233,7 @@ void probe_userns_net(const InsideArgs *a)
 /* bubblewrap, which setup's profile names, makes a user namespace. */
 static void userns_restricted_control(long long t)
 {
-        char *bwrap[] = { (char *)BWRAP,
+        char *bwrap[] = { (char *)BWRAP_PATH,
                           (char *)"--unshare-user",
                           (char *)"--ro-bind",
                           (char *)"/",
@@ -244,14 +244,14 @@ static void userns_restricted_control(long long t)
         char out[512] = "";
         int r;
 
-        if (access(BWRAP, X_OK) < 0) {
-                probe_emit("userns-restricted-control", "note", t, "%s is not installed", BWRAP);
+        if (access(BWRAP_PATH, X_OK) < 0) {
+                probe_emit("userns-restricted-control", "note", t, "%s is not installed", BWRAP_PATH);
                 return;
         }
         r = probe_run_capture(bwrap, env, out, sizeof(out), true);
         if (r == 0) {
                 probe_emit("userns-restricted-control", "ok", t,
-                           "%s, which setup's AppArmor profile names, makes a user namespace", BWRAP);
+                           "%s, which setup's AppArmor profile names, makes a user namespace", BWRAP_PATH);
         } else {
                 char how[64];
 
@@ -259,7 +259,7 @@ static void userns_restricted_control(long long t)
                            "%s --unshare-user: %s: %s (its AppArmor profile, "
                            "/etc/apparmor.d/agentic-job-bwrap, "
                            "missing or not loaded?)",
-                           BWRAP, probe_status_text(r, how, sizeof(how)), probe_last_line(out));
+                           BWRAP_PATH, probe_status_text(r, how, sizeof(how)), probe_last_line(out));
         }
 }
 

@@ -16,7 +16,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define BWRAP_PATH            "/usr/bin/bwrap"
+#include "bwrap.h"
+
 #define SOCAT_PATH            "/usr/bin/socat"
 #define CONFINE_BRIDGE_DIR    "/run/agentic-job"
 #define CONFINE_BRIDGE_SOCKET "proxy.sock"

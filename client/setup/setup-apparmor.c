@@ -11,6 +11,7 @@
 
 #include "apparmor-profile.h"
 #include "apparmor-userns.h"
+#include "bwrap.h"
 #include "macro.h"
 #include "read-file.h"
 #include "root-file.h"
@@ -18,8 +19,6 @@
 #include "trusted-path.h"
 
 #define PROFILE_FILE_MAX (1024 * 1024)
-/* Where run's confinement runs bwrap from (confine.h's BWRAP_PATH). */
-#define BWRAP_DIR "/usr/bin"
 
 /* The first file of /etc/apparmor.d (its top level, where profiles are loaded from) other than ours that
  * attaches a profile to program: *ret, or NULL. 0 or -errno. */
